@@ -1,0 +1,337 @@
+//! The `gradlab` command: run scenarios or config files, print metrics, draw plots, export
+//! everything as JSON, and benchmark the engines. Errors are reported once, in `main`.
+
+mod bench;
+mod output;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use plotters::prelude::*;
+
+use crate::plot::{draw_line_chart, LineChart, Metric};
+use crate::sim::backend::TrainingBackend;
+use crate::sim::export::export;
+use crate::sim::lab::{CpuLab, Lab, LabConfig};
+use crate::sim::scenario::Scenario;
+
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gradlab",
+    version,
+    about = "Gradient Accumulation Lab: train side-by-side runs and compare them"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the named scenarios.
+    Scenarios,
+    /// Print a scenario's full configuration as TOML, to edit and pass back with --config.
+    Config {
+        /// Scenario id (see `gradlab scenarios`).
+        scenario: String,
+    },
+    /// Train a scenario or config file and print per-step metrics.
+    Run {
+        #[command(flatten)]
+        source: Source,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// In table format, print every K-th step (default: about 20 rows per run).
+        #[arg(long)]
+        every: Option<u64>,
+    },
+    /// Draw a scenario's curves (loss, accuracy, gradient norm and error) to PNG and SVG.
+    Plot {
+        #[command(flatten)]
+        source: Source,
+        /// Folder for the images; created when missing.
+        #[arg(long, default_value = "plots")]
+        out_dir: PathBuf,
+    },
+    /// Write one JSON document with the data, initial parameters and every step's numbers.
+    Export {
+        #[command(flatten)]
+        source: Source,
+        /// Output file; `-` for standard output.
+        #[arg(long, default_value = "-")]
+        out: PathBuf,
+    },
+    /// Print each run's peak activation memory against holding the full batch.
+    Memory {
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Time the CPU engine on the canonical workload and print steps per second.
+    Bench {
+        /// Timed optimizer steps per measurement.
+        #[arg(long, default_value_t = 200)]
+        steps: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Precision {
+    F32,
+    F64,
+}
+
+/// Where the experiment comes from, and how long it runs.
+#[derive(Debug, Args)]
+struct Source {
+    /// A named scenario (see `gradlab scenarios`).
+    #[arg(long, conflicts_with = "config")]
+    scenario: Option<String>,
+    /// A config file, TOML or JSON (by extension).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Optimizer steps (default: the config's `steps`).
+    #[arg(long)]
+    steps: Option<u64>,
+    /// Arithmetic of the CPU engine.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    precision: Precision,
+    /// No progress on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl Source {
+    fn load(&self) -> Result<LabConfig> {
+        let config = match (&self.scenario, &self.config) {
+            (Some(id), None) => {
+                Scenario::by_id(id)
+                    .with_context(|| format!("known scenarios: {}", crate::sim::scenario::SCENARIO_IDS.join(", ")))?
+                    .config
+            }
+            (None, Some(path)) => load_config_file(path)?,
+            (None, None) => bail!("give --scenario ID or --config FILE (see `gradlab scenarios`)"),
+            (Some(_), Some(_)) => bail!("give either --scenario or --config, not both"),
+        };
+        config.validate().context("invalid configuration")?;
+        Ok(config)
+    }
+
+    fn steps(&self, config: &LabConfig) -> Result<u64> {
+        let steps = self.steps.unwrap_or(config.steps);
+        if steps == 0 || steps > crate::sim::lab::MAX_STEPS {
+            bail!(
+                "--steps must be between 1 and {}, got {steps}",
+                crate::sim::lab::MAX_STEPS
+            );
+        }
+        Ok(steps)
+    }
+}
+
+/// Parses a TOML or JSON config; the parser's message names the bad key and line.
+pub fn load_config_file(path: &Path) -> Result<LabConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+    let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let config = if is_json {
+        serde_json::from_str(&text)
+            .with_context(|| format!("config file {} is not a valid lab config", path.display()))?
+    } else {
+        toml::from_str(&text).with_context(|| format!("config file {} is not a valid lab config", path.display()))?
+    };
+    Ok(config)
+}
+
+/// Progress on stderr: a rewritten line on a terminal, a line per tenth otherwise.
+struct Progress {
+    total: u64,
+    enabled: bool,
+    terminal: bool,
+}
+
+impl Progress {
+    fn new(total: u64, quiet: bool) -> Self {
+        Self {
+            total,
+            enabled: !quiet && total >= 20,
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn update(&self, done: u64) {
+        if !self.enabled {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let _ = write!(err, "\rgradlab: step {done}/{}", self.total);
+            if done == self.total {
+                let _ = writeln!(err);
+            }
+        } else if done == self.total || done % (self.total / 10).max(1) == 0 {
+            let _ = writeln!(
+                err,
+                "gradlab: step {done}/{} ({}%)",
+                self.total,
+                done * 100 / self.total
+            );
+        }
+    }
+}
+
+fn trained_lab(source: &Source) -> Result<(Lab<Box<dyn TrainingBackend>>, u64)> {
+    let config = source.load()?;
+    let steps = source.steps(&config)?;
+    let mut lab = boxed_lab(config, source.precision)?;
+    let progress = Progress::new(steps, source.quiet);
+    lab.run(steps, |done| progress.update(done))?;
+    Ok((lab, steps))
+}
+
+/// A lab whose engines are chosen at run time.
+fn boxed_lab(config: LabConfig, precision: Precision) -> Result<Lab<Box<dyn TrainingBackend>>> {
+    use crate::sim::reference::ReferenceEngine;
+    let lab = Lab::new(config, |run, layout, params, buffers, dataset| {
+        Ok(match precision {
+            Precision::F32 => Box::new(ReferenceEngine::<f32>::new(
+                layout,
+                params,
+                buffers,
+                run.optimizer,
+                &dataset.test,
+            )?) as Box<dyn TrainingBackend>,
+            Precision::F64 => Box::new(ReferenceEngine::<f64>::new(
+                layout,
+                params,
+                buffers,
+                run.optimizer,
+                &dataset.test,
+            )?),
+        })
+    })?;
+    Ok(lab)
+}
+
+fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
+    match command {
+        Command::Scenarios => output::scenarios(out)?,
+        Command::Config { scenario } => {
+            let config = Scenario::by_id(&scenario)
+                .with_context(|| format!("known scenarios: {}", crate::sim::scenario::SCENARIO_IDS.join(", ")))?
+                .config;
+            writeln!(out, "{}", toml::to_string_pretty(&config)?)?;
+        }
+        Command::Run { source, format, every } => {
+            let (lab, steps) = trained_lab(&source)?;
+            let every = every.unwrap_or((steps / 20).max(1)).max(1);
+            match format {
+                Format::Table => output::table(&lab, every, out)?,
+                Format::Csv => output::csv(&lab, out)?,
+                Format::Json => output::json(&lab, out)?,
+            }
+        }
+        Command::Plot { source, out_dir } => {
+            let (lab, _) = trained_lab(&source)?;
+            let written = write_plots(&lab, &out_dir)?;
+            for path in written {
+                writeln!(out, "wrote {}", path.display())?;
+            }
+        }
+        Command::Export { source, out: path } => {
+            let config = source.load()?;
+            let steps = source.steps(&config)?;
+            let mut lab = boxed_lab(config, source.precision)?;
+            let document = export(&mut lab, steps)?;
+            if path.as_os_str() == "-" {
+                serde_json::to_writer(&mut *out, &document)?;
+                writeln!(out)?;
+            } else {
+                let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+                serde_json::to_writer(std::io::BufWriter::new(file), &document)?;
+                writeln!(
+                    out,
+                    "wrote {} ({} runs x {steps} steps)",
+                    path.display(),
+                    document.runs.len()
+                )?;
+            }
+        }
+        Command::Memory { source } => {
+            let config = source.load()?;
+            let lab = CpuLab::<f32>::cpu(config)?;
+            output::memory(&lab.activation_memory(4), out)?;
+        }
+        Command::Bench { steps } => bench::run(steps, out)?,
+    }
+    Ok(())
+}
+
+const PLOTTED: [(Metric, &str); 4] = [
+    (Metric::TrainLoss, "loss"),
+    (Metric::TestAccuracy, "accuracy"),
+    (Metric::GradNorm, "grad_norm"),
+    (Metric::GradRelativeError, "grad_error"),
+];
+
+fn write_plots<B: TrainingBackend>(lab: &Lab<B>, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
+    register_font()?;
+    let mut written = Vec::new();
+    for (metric, name) in PLOTTED {
+        let chart = LineChart::from_histories(
+            metric,
+            lab.runs().iter().map(|r| (r.spec.label.as_str(), r.history.as_slice())),
+        );
+        let png = out_dir.join(format!("{name}.png"));
+        let svg = out_dir.join(format!("{name}.svg"));
+        draw_line_chart(&BitMapBackend::new(&png, (900, 540)).into_drawing_area(), &chart)
+            .with_context(|| format!("cannot draw {}", png.display()))?;
+        draw_line_chart(&SVGBackend::new(&svg, (900, 540)).into_drawing_area(), &chart)
+            .with_context(|| format!("cannot draw {}", svg.display()))?;
+        written.push(png);
+        written.push(svg);
+    }
+    Ok(written)
+}
+
+/// Plotters' text needs a font; the bundled one makes PNGs identical on every machine.
+fn register_font() -> Result<()> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| anyhow::anyhow!("the bundled font could not be loaded"))
+}
+
+/// Entry point of the `gradlab` binary: parse, run, report any error once.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = run_command(cli.command, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("gradlab: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Gradient Accumulation Lab.
+//!
+//! Layers, each depending only on those above it in this list (see ARCHITECTURE.md):
+//! - [`sim`]: the simulation core (data, model, CPU reference, regimes, metrics, lab). Pure Rust.
+//! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
+//! - `cli` (native only): the `gradlab` command's logic.
+//! - `web` (wasm only): the Leptos app.
+
+pub mod plot;
+pub mod sim;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+
+#[cfg(target_arch = "wasm32")]
+pub mod web;

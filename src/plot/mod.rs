@@ -1,0 +1,275 @@
+//! Charts drawn with plotters against any `DrawingBackend`: the CLI draws to PNG and SVG, the
+//! browser to a canvas, tests to an in-memory bitmap. Chart data are plain types built from lab
+//! history, so what a chart shows is tested without drawing it.
+
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use thiserror::Error;
+
+use crate::sim::metrics::StepRecord;
+
+#[derive(Debug, Error)]
+pub enum PlotError {
+    #[error("drawing failed: {0}")]
+    Drawing(String),
+    #[error("nothing to plot: {0}")]
+    Empty(&'static str),
+}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
+    fn from(error: DrawingAreaErrorKind<E>) -> Self {
+        PlotError::Drawing(error.to_string())
+    }
+}
+
+/// Colours from the Okabe-Ito palette, distinguishable with the common colour-vision deficiencies.
+pub const RUN_COLORS: [(u8, u8, u8); 8] = [
+    (0, 114, 178),   // blue
+    (213, 94, 0),    // vermillion
+    (0, 158, 115),   // bluish green
+    (204, 121, 167), // reddish purple
+    (230, 159, 0),   // orange
+    (86, 180, 233),  // sky blue
+    (0, 0, 0),       // black
+    (240, 228, 66),  // yellow
+];
+
+/// Each run also gets its own dash pattern (dash, gap in pixels; a zero gap is a solid line),
+/// so curves stay apart without colour.
+pub const RUN_DASHES: [(u32, u32); 8] = [(1, 0), (10, 6), (3, 4), (14, 4), (6, 3), (2, 8), (20, 6), (8, 8)];
+
+/// One curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// Index into the run palette.
+    pub style: usize,
+}
+
+/// A line chart: what to draw, independent of where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_y: bool,
+    pub series: Vec<Series>,
+}
+
+/// Which metric of a [`StepRecord`] a chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    TrainLoss,
+    TestAccuracy,
+    GradNorm,
+    GradRelativeError,
+}
+
+impl Metric {
+    pub fn value(self, record: &StepRecord) -> Option<f64> {
+        match self {
+            Metric::TrainLoss => Some(record.train_loss),
+            Metric::TestAccuracy => record.test_accuracy,
+            Metric::GradNorm => Some(record.grad_norm),
+            Metric::GradRelativeError => record.grad_relative_error,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::TrainLoss => "Training loss",
+            Metric::TestAccuracy => "Test accuracy",
+            Metric::GradNorm => "Gradient norm",
+            Metric::GradRelativeError => "Gradient relative error vs full batch",
+        }
+    }
+
+    /// Relative errors span many decades (1e-8 next to 1e-1), so they are drawn on a log axis.
+    pub fn log_scale(self) -> bool {
+        matches!(self, Metric::GradRelativeError)
+    }
+}
+
+/// Smallest value drawn on a log axis; exact zeros (identical gradients) sit on this floor.
+pub const LOG_FLOOR: f64 = 1e-12;
+
+impl LineChart {
+    /// A chart of one metric for several runs' histories.
+    pub fn from_histories<'a>(metric: Metric, runs: impl IntoIterator<Item = (&'a str, &'a [StepRecord])>) -> Self {
+        let series = runs
+            .into_iter()
+            .enumerate()
+            .map(|(style, (label, history))| Series {
+                label: label.to_string(),
+                points: history
+                    .iter()
+                    .filter_map(|r| {
+                        let v = metric.value(r)?;
+                        let v = if metric.log_scale() { v.max(LOG_FLOOR) } else { v };
+                        v.is_finite().then_some((r.step as f64 + 1.0, v))
+                    })
+                    .collect(),
+                style,
+            })
+            .collect();
+        Self {
+            title: metric.title().to_string(),
+            x_label: "optimizer step".into(),
+            y_label: metric.title().to_string(),
+            log_y: metric.log_scale(),
+            series,
+        }
+    }
+
+    /// The x and y ranges covering every point, padded so curves do not touch the frame.
+    pub fn bounds(&self) -> Option<((f64, f64), (f64, f64))> {
+        let points = self.series.iter().flat_map(|s| s.points.iter());
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        let mut any = false;
+        for &(x, y) in points {
+            any = true;
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        if !any {
+            return None;
+        }
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        if self.log_y {
+            y0 = y0.max(LOG_FLOOR) / 2.0;
+            y1 = (y1.max(y0 * 4.0)) * 2.0;
+        } else {
+            let pad = ((y1 - y0) * 0.05).max(1e-9);
+            y0 -= pad;
+            y1 += pad;
+        }
+        Some(((x0, x1), (y0, y1)))
+    }
+}
+
+fn run_color(style: usize) -> RGBColor {
+    let (r, g, b) = RUN_COLORS[style % RUN_COLORS.len()];
+    RGBColor(r, g, b)
+}
+
+fn draw_series<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+) -> Result<(), PlotError>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+    DB::ErrorType: 'static,
+{
+    let color = run_color(series.style);
+    let style = ShapeStyle {
+        color: color.to_rgba(),
+        filled: false,
+        stroke_width: 2,
+    };
+    let (dash, gap) = RUN_DASHES[series.style % RUN_DASHES.len()];
+    let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
+    if gap == 0 {
+        chart
+            .draw_series(LineSeries::new(series.points.iter().copied(), style))?
+            .label(series.label.as_str())
+            .legend(legend);
+    } else {
+        chart
+            .draw_series(DashedLineSeries::new(series.points.iter().copied(), dash, gap, style))?
+            .label(series.label.as_str())
+            .legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + 24, y)], dash.min(6), gap.min(4), style));
+    }
+    Ok(())
+}
+
+/// Draws `chart` onto `area`, filling it.
+pub fn draw_line_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &LineChart) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE)?;
+    let ((x0, x1), (y0, y1)) = chart.bounds().ok_or(PlotError::Empty("no finite points"))?;
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(&chart.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64);
+    if chart.log_y {
+        let mut ctx = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+        ctx.configure_mesh()
+            .x_desc(chart.x_label.as_str())
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for series in &chart.series {
+            draw_series(&mut ctx, series)?;
+        }
+        ctx.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    } else {
+        let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
+        ctx.configure_mesh()
+            .x_desc(chart.x_label.as_str())
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for series in &chart.series {
+            draw_series(&mut ctx, series)?;
+        }
+        ctx.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    area.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(step: u64, loss: f64, rel: Option<f64>) -> StepRecord {
+        StepRecord {
+            step,
+            train_loss: loss,
+            grad_relative_error: rel,
+            ..StepRecord::default()
+        }
+    }
+
+    #[test]
+    fn chart_series_follow_history() {
+        let a = vec![record(0, 1.0, Some(0.0)), record(1, 0.5, Some(1e-7))];
+        let b = vec![record(0, 1.1, None), record(1, f64::NAN, None)];
+        let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &a[..]), ("b", &b[..])]);
+        assert_eq!(chart.series[0].points, vec![(1.0, 1.0), (2.0, 0.5)]);
+        assert_eq!(
+            chart.series[1].points,
+            vec![(1.0, 1.1)],
+            "non-finite values are dropped"
+        );
+        let rel = LineChart::from_histories(Metric::GradRelativeError, [("a", &a[..])]);
+        assert!(rel.log_y);
+        assert_eq!(rel.series[0].points, vec![(1.0, LOG_FLOOR), (2.0, 1e-7)]);
+    }
+
+    #[test]
+    fn bounds_pad_and_handle_empty() {
+        let empty = LineChart::from_histories(Metric::TestAccuracy, [("a", &[][..])]);
+        assert!(empty.bounds().is_none());
+        let one = vec![record(0, 2.0, None)];
+        let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &one[..])]);
+        let ((x0, x1), (y0, y1)) = chart.bounds().unwrap();
+        assert!(x1 > x0 && y0 < 2.0 && y1 > 2.0);
+    }
+}

@@ -1,0 +1,73 @@
+//! The interface every training engine implements (the CPU reference now, the GPU engine next),
+//! so the lab, the CLI and the tests do not care which one runs.
+
+use std::ops::Range;
+
+use super::metrics::StepRecord;
+use super::regime::StepPlan;
+use super::SimError;
+
+/// The items of one optimizer step, gathered once and shared by every run of a lab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepBatch {
+    /// Training example indices, in the order consumed.
+    pub examples: Vec<usize>,
+    /// Items, row-major `items x input_dim`.
+    pub inputs: Vec<f64>,
+    pub labels: Vec<u32>,
+    /// Item rows of each micro-batch, contiguous and in order.
+    pub micro_batches: Vec<Range<usize>>,
+}
+
+impl StepBatch {
+    pub fn item_count(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn micro_batch_items(&self) -> Vec<usize> {
+        self.micro_batches.iter().map(Range::len).collect()
+    }
+}
+
+/// A training engine for one run: it owns parameters, gradients, buffers and optimizer state.
+pub trait TrainingBackend {
+    /// Short name for reports ("cpu-f32", "cpu-f64", "webgpu").
+    fn name(&self) -> String;
+    /// Executes one optimizer step's plan. `step` is the 0-based optimizer step.
+    fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError>;
+    /// Records of the steps executed since the last call, oldest first.
+    fn drain_records(&mut self) -> Vec<StepRecord>;
+    /// Current parameters, in the layout's flat order.
+    fn parameters(&self) -> Vec<f64>;
+    /// The gradient buffer as it stands (after the last step: the gradient that step applied).
+    fn gradient(&self) -> Vec<f64>;
+    /// BatchNorm running statistics, in the layout's buffer order.
+    fn buffers(&self) -> Vec<f64>;
+    /// Class probabilities for `points` (row-major, `input_dim` each) in evaluation mode.
+    fn predict(&mut self, points: &[f64]) -> Vec<f64>;
+}
+
+/// Lets a lab choose its engine at run time (CPU in f32 or f64, GPU when available).
+impl<B: TrainingBackend + ?Sized> TrainingBackend for Box<B> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError> {
+        (**self).execute(step, plan, batch)
+    }
+    fn drain_records(&mut self) -> Vec<StepRecord> {
+        (**self).drain_records()
+    }
+    fn parameters(&self) -> Vec<f64> {
+        (**self).parameters()
+    }
+    fn gradient(&self) -> Vec<f64> {
+        (**self).gradient()
+    }
+    fn buffers(&self) -> Vec<f64> {
+        (**self).buffers()
+    }
+    fn predict(&mut self, points: &[f64]) -> Vec<f64> {
+        (**self).predict(points)
+    }
+}

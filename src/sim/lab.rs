@@ -1,0 +1,343 @@
+//! Side-by-side runs: several runs that share their initial parameters (per architecture) and
+//! consume the same B examples at every optimizer step, stepped together.
+
+use serde::{Deserialize, Serialize};
+
+use super::backend::{StepBatch, TrainingBackend};
+use super::data::{DataOrder, Dataset, DatasetSpec};
+use super::metrics::{activation_memory, relative_distance, ActivationMemory, StepRecord};
+use super::model::{Layout, ModelSpec};
+use super::optim::{OptimizerSpec, ScheduleSpec};
+use super::real::Real;
+use super::reference::ReferenceEngine;
+use super::regime::{plan_step, MetricOps, RegimeSpec};
+use super::{ConfigError, SimError};
+
+pub const MAX_RUNS: usize = 8;
+pub const MAX_STEPS: u64 = 1_000_000;
+
+/// One run of a lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunSpec {
+    pub label: String,
+    pub model: ModelSpec,
+    pub optimizer: OptimizerSpec,
+    pub schedule: ScheduleSpec,
+    pub regime: RegimeSpec,
+    /// Clip the gradient to this global L2 norm; no clipping when absent.
+    pub clip_max_norm: Option<f64>,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        Self {
+            label: "full batch".into(),
+            model: ModelSpec::default(),
+            optimizer: OptimizerSpec::default(),
+            schedule: ScheduleSpec::default(),
+            regime: RegimeSpec::default(),
+            clip_max_norm: None,
+        }
+    }
+}
+
+/// A whole experiment: data, batch size, seeds and the runs compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LabConfig {
+    pub dataset: DatasetSpec,
+    /// B: examples per optimizer step, shared by every run.
+    pub batch_size: usize,
+    /// Seed of the order in which examples are drawn.
+    pub data_order_seed: u64,
+    /// Seed of the initial parameters; runs with the same architecture start identical.
+    pub init_seed: u64,
+    /// How many optimizer steps `gradlab run` takes by default.
+    pub steps: u64,
+    pub runs: Vec<RunSpec>,
+}
+
+impl Default for LabConfig {
+    fn default() -> Self {
+        Self {
+            dataset: DatasetSpec::default(),
+            batch_size: 256,
+            data_order_seed: 7,
+            init_seed: 42,
+            steps: 100,
+            runs: vec![RunSpec::default()],
+        }
+    }
+}
+
+impl LabConfig {
+    /// Checks every field; the error names the first bad one (`runs[2].regime.micro_batches`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.dataset.validate("dataset")?;
+        let train_examples = {
+            let total = self.dataset.examples_per_class * self.dataset.kind.classes();
+            total - ((total as f64) * self.dataset.test_fraction).round() as usize
+        };
+        if self.batch_size == 0 || self.batch_size > train_examples {
+            return Err(ConfigError::new(
+                "batch_size",
+                format!(
+                    "must be between 1 and the {train_examples} training examples, got {}",
+                    self.batch_size
+                ),
+            ));
+        }
+        if self.steps == 0 || self.steps > MAX_STEPS {
+            return Err(ConfigError::new(
+                "steps",
+                format!("must be between 1 and {MAX_STEPS}, got {}", self.steps),
+            ));
+        }
+        if self.runs.is_empty() || self.runs.len() > MAX_RUNS {
+            return Err(ConfigError::new(
+                "runs",
+                format!("needs 1 to {MAX_RUNS} runs, got {}", self.runs.len()),
+            ));
+        }
+        for (i, run) in self.runs.iter().enumerate() {
+            let field = format!("runs[{i}]");
+            if run.label.trim().is_empty() {
+                return Err(ConfigError::new(format!("{field}.label"), "must not be empty"));
+            }
+            if self.runs[..i].iter().any(|other| other.label == run.label) {
+                return Err(ConfigError::new(
+                    format!("{field}.label"),
+                    format!("\"{}\" is used by an earlier run", run.label),
+                ));
+            }
+            run.model.validate(&format!("{field}.model"))?;
+            run.optimizer.validate(&format!("{field}.optimizer"))?;
+            run.schedule.validate(&format!("{field}.schedule"))?;
+            run.regime.validate(&format!("{field}.regime"), self.batch_size)?;
+            if let Some(max_norm) = run.clip_max_norm {
+                if !(max_norm > 0.0 && max_norm.is_finite()) {
+                    return Err(ConfigError::new(
+                        format!("{field}.clip_max_norm"),
+                        format!("must be a positive number, got {max_norm}"),
+                    ));
+                }
+            }
+            let smallest = self.batch_size / run.regime.micro_batches;
+            if run.model.norm.mixes_items() && smallest < 2 {
+                return Err(ConfigError::new(
+                    format!("{field}.regime.micro_batches"),
+                    format!("BatchNorm needs at least 2 examples per micro-batch; B / N = {smallest}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One run inside a lab, with its history.
+#[derive(Debug)]
+pub struct LabRun<B> {
+    pub spec: RunSpec,
+    pub layout: Layout,
+    pub backend: B,
+    pub history: Vec<StepRecord>,
+    /// Index of the first run with the same architecture, which parameter distances refer to.
+    pub baseline: usize,
+    /// Items in each micro-batch of the last step.
+    pub last_micro_batch_items: Vec<usize>,
+}
+
+/// Runs stepped together over one data stream.
+#[derive(Debug)]
+pub struct Lab<B> {
+    config: LabConfig,
+    dataset: Dataset,
+    order: DataOrder,
+    runs: Vec<LabRun<B>>,
+    step: u64,
+    metric_ops: MetricOps,
+    last_examples: Vec<usize>,
+}
+
+/// The CPU reference lab at a given precision.
+pub type CpuLab<T> = Lab<ReferenceEngine<T>>;
+
+impl<T: Real> Lab<ReferenceEngine<T>> {
+    pub fn cpu(config: LabConfig) -> Result<Self, SimError> {
+        Lab::new(config, |run, layout, params, buffers, dataset| {
+            ReferenceEngine::new(layout, params, buffers, run.optimizer, &dataset.test)
+        })
+    }
+}
+
+impl<B: TrainingBackend> Lab<B> {
+    /// Validates the config, generates the data and builds one backend per run with `make_backend`.
+    pub fn new(
+        config: LabConfig,
+        mut make_backend: impl FnMut(&RunSpec, Layout, &[f64], &[f64], &Dataset) -> Result<B, SimError>,
+    ) -> Result<Self, SimError> {
+        config.validate()?;
+        let dataset = config.dataset.generate();
+        let order = DataOrder::new(config.data_order_seed, dataset.train.example_count());
+        let mut runs = Vec::with_capacity(config.runs.len());
+        for (i, spec) in config.runs.iter().enumerate() {
+            let layout = Layout::new(&spec.model, dataset.input_dim, dataset.classes);
+            let (params, buffers) = layout.initialize(config.init_seed);
+            let backend = make_backend(spec, layout.clone(), &params, &buffers, &dataset)?;
+            let baseline = config.runs[..i]
+                .iter()
+                .position(|other| other.model == spec.model)
+                .unwrap_or(i);
+            runs.push(LabRun {
+                spec: spec.clone(),
+                layout,
+                backend,
+                history: Vec::new(),
+                baseline,
+                last_micro_batch_items: Vec::new(),
+            });
+        }
+        Ok(Self {
+            config,
+            dataset,
+            order,
+            runs,
+            step: 0,
+            metric_ops: MetricOps::ALL,
+            last_examples: Vec::new(),
+        })
+    }
+
+    /// Which metric passes each step includes (benchmarks turn them off).
+    pub fn set_metric_ops(&mut self, metric_ops: MetricOps) {
+        self.metric_ops = metric_ops;
+    }
+
+    pub fn config(&self) -> &LabConfig {
+        &self.config
+    }
+    pub fn dataset(&self) -> &Dataset {
+        &self.dataset
+    }
+    pub fn runs(&self) -> &[LabRun<B>] {
+        &self.runs
+    }
+    pub fn runs_mut(&mut self) -> &mut [LabRun<B>] {
+        &mut self.runs
+    }
+    /// Optimizer steps taken so far.
+    pub fn steps_taken(&self) -> u64 {
+        self.step
+    }
+
+    /// Gathers the next B examples into one batch (micro-batches filled in per run).
+    fn next_batch(&mut self) -> StepBatch {
+        let examples = self.order.next_batch(self.config.batch_size);
+        let train = &self.dataset.train;
+        let d = self.dataset.input_dim;
+        let mut inputs = Vec::new();
+        let mut labels = Vec::new();
+        for &e in &examples {
+            let items = train.items_in(e);
+            inputs.extend_from_slice(&train.inputs[items.start * d..items.end * d]);
+            labels.extend_from_slice(&train.labels[items]);
+        }
+        StepBatch {
+            examples,
+            inputs,
+            labels,
+            micro_batches: Vec::new(),
+        }
+    }
+
+    /// Item-row ranges of each micro-batch when `batch` is split by `regime`.
+    fn micro_batch_rows(&self, regime: &RegimeSpec, examples: &[usize]) -> Vec<std::ops::Range<usize>> {
+        let train = &self.dataset.train;
+        let mut row = 0;
+        regime
+            .split_examples(examples.len())
+            .into_iter()
+            .map(|range| {
+                let items: usize = examples[range].iter().map(|&e| train.items_in(e).len()).sum();
+                let rows = row..row + items;
+                row += items;
+                rows
+            })
+            .collect()
+    }
+
+    /// One optimizer step for every run, on the same B examples.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let mut batch = self.next_batch();
+        for i in 0..self.runs.len() {
+            batch.micro_batches = self.micro_batch_rows(&self.runs[i].spec.regime, &batch.examples);
+            let run = &mut self.runs[i];
+            run.last_micro_batch_items = batch.micro_batch_items();
+            let plan = plan_step(
+                &run.spec.regime,
+                run.spec.clip_max_norm,
+                &run.spec.schedule,
+                self.step,
+                &run.last_micro_batch_items,
+                self.metric_ops,
+            );
+            run.backend.execute(self.step, &plan, &batch)?;
+        }
+        let parameters: Vec<Vec<f64>> = self.runs.iter().map(|run| run.backend.parameters()).collect();
+        for i in 0..self.runs.len() {
+            let baseline = self.runs[i].baseline;
+            let distance = relative_distance(&parameters[i], &parameters[baseline]);
+            let run = &mut self.runs[i];
+            for mut record in run.backend.drain_records() {
+                record.param_distance = Some(distance);
+                run.history.push(record);
+            }
+        }
+        self.step += 1;
+        self.last_examples = batch.examples;
+        Ok(())
+    }
+
+    /// Training example indices of the last step, in the order consumed.
+    pub fn last_examples(&self) -> &[usize] {
+        &self.last_examples
+    }
+
+    /// `steps` optimizer steps, calling `progress(done)` after each.
+    pub fn run(&mut self, steps: u64, mut progress: impl FnMut(u64)) -> Result<(), SimError> {
+        for done in 1..=steps {
+            self.step()?;
+            progress(done);
+        }
+        Ok(())
+    }
+
+    /// Peak activation memory of each run: its largest micro-batch of the first step's sizes,
+    /// against the whole batch held at once.
+    pub fn activation_memory(&self, bytes_per_value: usize) -> Vec<RunMemory> {
+        let mut order = DataOrder::new(self.config.data_order_seed, self.dataset.train.example_count());
+        let examples = order.next_batch(self.config.batch_size);
+        self.runs
+            .iter()
+            .map(|run| {
+                let rows = self.micro_batch_rows(&run.spec.regime, &examples);
+                let peak_rows = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+                let full_rows = rows.last().map_or(0, |r| r.end);
+                RunMemory {
+                    label: run.spec.label.clone(),
+                    peak: activation_memory(&run.layout, peak_rows, bytes_per_value),
+                    full_batch: activation_memory(&run.layout, full_rows, bytes_per_value),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Activation memory of one run against holding the full batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunMemory {
+    pub label: String,
+    pub peak: ActivationMemory,
+    pub full_batch: ActivationMemory,
+}

@@ -1,0 +1,117 @@
+//! What is measured per optimizer step, and the activation-memory model.
+
+use serde::Serialize;
+
+use super::model::{Layout, Norm};
+
+/// Metrics of one run at one optimizer step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct StepRecord {
+    /// 0-based optimizer step.
+    pub step: u64,
+    /// Mean cross-entropy over the step's items, as this run's forward passes computed it
+    /// (before the update), whatever scaling the run applies for backward.
+    pub train_loss: f64,
+    /// Items the step's forward passes saw.
+    pub items: usize,
+    pub learning_rate: f64,
+    /// Global L2 norm of the gradient the optimizer applied (after any clipping).
+    pub grad_norm: f64,
+    /// `|g_run - g_full| / |g_full|` at the same parameters, where `g_full` is the true full-batch
+    /// gradient; `None` when the reference was not computed.
+    pub grad_relative_error: Option<f64>,
+    /// Cosine similarity of the same two gradients.
+    pub grad_cosine: Option<f64>,
+    pub test_loss: Option<f64>,
+    pub test_accuracy: Option<f64>,
+    /// Relative parameter distance to the lab's baseline run of the same architecture, after the step.
+    pub param_distance: Option<f64>,
+}
+
+/// Relative error and cosine similarity of `gradient` against `reference`.
+pub fn compare_gradients(gradient: &[f64], reference: &[f64]) -> (f64, f64) {
+    let mut diff = 0.0;
+    let mut dot = 0.0;
+    let mut norm_g = 0.0;
+    let mut norm_r = 0.0;
+    for (&g, &r) in gradient.iter().zip(reference) {
+        diff += (g - r) * (g - r);
+        dot += g * r;
+        norm_g += g * g;
+        norm_r += r * r;
+    }
+    let relative = libm::sqrt(diff) / libm::sqrt(norm_r).max(f64::MIN_POSITIVE);
+    let cosine = dot / (libm::sqrt(norm_g) * libm::sqrt(norm_r)).max(f64::MIN_POSITIVE);
+    (relative, cosine)
+}
+
+/// `|a - b| / |b|`.
+pub fn relative_distance(a: &[f64], b: &[f64]) -> f64 {
+    let diff: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let norm: f64 = b.iter().map(|y| y * y).sum();
+    libm::sqrt(diff) / libm::sqrt(norm).max(f64::MIN_POSITIVE)
+}
+
+/// Activation memory held between forward and backward for one pass over `rows` items.
+///
+/// Counted per item: the input row, and per hidden layer the linear output, (with a norm) the
+/// normalized values and the norm's output, and the activation output; then logits and softmax
+/// probabilities. Per statistic set: mean, variance and reciprocal std. Parameters, gradients and
+/// optimizer state are the same for every regime and are not counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ActivationMemory {
+    pub rows: usize,
+    pub values: usize,
+    pub bytes: usize,
+}
+
+pub fn activation_memory(layout: &Layout, rows: usize, bytes_per_value: usize) -> ActivationMemory {
+    let mut values = rows * layout.input_dim;
+    for layer in &layout.hidden {
+        let w = layer.width;
+        let per_row = match layout.spec.norm {
+            Norm::None => 2 * w,
+            _ => 4 * w,
+        };
+        values += rows * per_row;
+        values += 3 * match layout.spec.norm {
+            Norm::None => 0,
+            Norm::BatchNorm { .. } => w,
+            Norm::LayerNorm { .. } => rows,
+            Norm::GroupNorm { groups, .. } => rows * groups,
+        };
+    }
+    values += 2 * rows * layout.classes;
+    ActivationMemory {
+        rows,
+        values,
+        bytes: values * bytes_per_value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::model::ModelSpec;
+
+    #[test]
+    fn identical_gradients_compare_perfectly() {
+        let g = [1.0, -2.0, 3.0];
+        let (rel, cos) = compare_gradients(&g, &g);
+        assert_eq!(rel, 0.0);
+        assert!((cos - 1.0).abs() < 1e-15);
+        let doubled: Vec<f64> = g.iter().map(|v| 2.0 * v).collect();
+        let (rel, cos) = compare_gradients(&doubled, &g);
+        assert!((rel - 1.0).abs() < 1e-15 && (cos - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn memory_scales_with_rows() {
+        let layout = Layout::new(&ModelSpec::default(), 2, 3);
+        let full = activation_memory(&layout, 256, 4);
+        let micro = activation_memory(&layout, 64, 4);
+        // 2 + 2*64 + 2*64 + 2*3 = 264 values per row
+        assert_eq!(full.values, 256 * 264);
+        assert_eq!(full.bytes, 4 * micro.bytes);
+    }
+}

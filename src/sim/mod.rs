@@ -1,0 +1,47 @@
+//! The simulation core: data, model, CPU reference, regimes, metrics and the side-by-side lab.
+//! Pure Rust: nothing here knows about wgpu, Leptos or the browser.
+
+pub mod backend;
+pub mod data;
+pub mod export;
+pub mod lab;
+pub mod metrics;
+pub mod model;
+pub mod optim;
+pub mod real;
+pub mod reference;
+pub mod regime;
+pub mod rng;
+pub mod scenario;
+
+use thiserror::Error;
+
+/// A setting that is out of range or inconsistent, with the path of the field that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// Path of the bad field, as in the config file (`runs[1].regime.micro_batches`).
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Errors of the simulation layer.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SimError {
+    #[error("invalid setting {0}")]
+    Config(#[from] ConfigError),
+    /// Data handed to an engine does not fit the model (a bug in the caller, checked before work).
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    #[error("unknown scenario \"{0}\"")]
+    UnknownScenario(String),
+}

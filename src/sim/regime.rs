@@ -1,0 +1,353 @@
+//! Regimes: how one optimizer step over B examples is carried out. A regime turns into a plain
+//! list of operations ([`StepPlan`]) that any engine executes, so the CPU and GPU engines cannot
+//! disagree about what a regime means.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use super::optim::ScheduleSpec;
+use super::ConfigError;
+
+/// How each micro-batch's loss is scaled before backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LossNormalization {
+    /// `loss = mean over the micro-batch / N`: the usual `loss / accumulation_steps`. Correct when all
+    /// micro-batches hold the same number of items; a mean of means otherwise.
+    #[default]
+    MeanOfMicroBatchMeans,
+    /// `loss = mean over the micro-batch`, not divided by N: the gradient is N times too large.
+    Unscaled,
+    /// `loss = sum over the micro-batch / items in the whole optimizer step`: always the full-batch mean.
+    TotalItemCount,
+}
+
+/// Where `zero_grad` is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroGradPlacement {
+    /// Once per optimizer step, before its first micro-batch (correct).
+    #[default]
+    BeforeEachStep,
+    /// Never: gradients of every earlier step keep adding up.
+    Forgotten,
+    /// Before every micro-batch: only the last micro-batch's gradient survives.
+    EveryMicroBatch,
+}
+
+/// Where gradient clipping happens (when the run clips at all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ClipPlacement {
+    /// Once, on the accumulated gradient, right before the optimizer step (correct).
+    #[default]
+    AfterAccumulation,
+    /// After every micro-batch's backward, on the partial sum accumulated so far.
+    EveryMicroBatch,
+}
+
+/// How often the learning-rate scheduler is stepped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerPlacement {
+    /// Once per optimizer step (correct).
+    #[default]
+    EveryOptimizerStep,
+    /// Once per micro-batch: the schedule runs N times too fast.
+    EveryMicroBatch,
+}
+
+pub const MAX_MICRO_BATCHES: usize = 256;
+
+/// How a run turns B examples into one optimizer step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegimeSpec {
+    /// N; 1 means one full batch.
+    pub micro_batches: usize,
+    pub loss: LossNormalization,
+    pub zero_grad: ZeroGradPlacement,
+    pub clip: ClipPlacement,
+    pub scheduler: SchedulerPlacement,
+    /// Allow B not divisible by N (micro-batches then differ in size by one example).
+    pub allow_uneven_split: bool,
+}
+
+impl Default for RegimeSpec {
+    fn default() -> Self {
+        Self {
+            micro_batches: 1,
+            loss: LossNormalization::default(),
+            zero_grad: ZeroGradPlacement::default(),
+            clip: ClipPlacement::default(),
+            scheduler: SchedulerPlacement::default(),
+            allow_uneven_split: false,
+        }
+    }
+}
+
+impl RegimeSpec {
+    pub fn full_batch() -> Self {
+        Self::default()
+    }
+
+    pub fn accumulate(micro_batches: usize) -> Self {
+        Self {
+            micro_batches,
+            ..Self::default()
+        }
+    }
+
+    pub fn with_loss(self, loss: LossNormalization) -> Self {
+        Self { loss, ..self }
+    }
+
+    pub fn validate(&self, field: &str, batch_size: usize) -> Result<(), ConfigError> {
+        let n = self.micro_batches;
+        if n == 0 || n > MAX_MICRO_BATCHES {
+            return Err(ConfigError::new(
+                format!("{field}.micro_batches"),
+                format!("must be between 1 and {MAX_MICRO_BATCHES}, got {n}"),
+            ));
+        }
+        if n > batch_size {
+            return Err(ConfigError::new(
+                format!("{field}.micro_batches"),
+                format!("{n} micro-batches cannot split a batch of {batch_size} examples"),
+            ));
+        }
+        if batch_size % n != 0 && !self.allow_uneven_split {
+            return Err(ConfigError::new(
+                format!("{field}.micro_batches"),
+                format!("batch size {batch_size} is not divisible by {n}; choose another N or set allow_uneven_split"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Splits `batch_size` examples into N contiguous ranges whose sizes differ by at most one.
+    pub fn split_examples(&self, batch_size: usize) -> Vec<Range<usize>> {
+        let n = self.micro_batches.max(1);
+        let (base, extra) = (batch_size / n, batch_size % n);
+        let mut start = 0;
+        (0..n)
+            .map(|k| {
+                let len = base + usize::from(k < extra);
+                let range = start..start + len;
+                start += len;
+                range
+            })
+            .collect()
+    }
+}
+
+/// One operation of an optimizer step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// Metrics only: the full-batch gradient at the current parameters, into a separate buffer,
+    /// without touching running statistics.
+    ReferenceGradient,
+    ZeroGrad,
+    /// Forward and backward of one micro-batch; the gradient of `item_weight * sum of item losses`
+    /// is added to the gradient buffer.
+    Accumulate {
+        micro_batch: usize,
+        item_weight: f64,
+    },
+    ClipGradNorm {
+        max_norm: f64,
+    },
+    /// Metrics only: norm of the gradient about to be applied, and its agreement with the reference.
+    RecordGradient,
+    OptimizerStep {
+        learning_rate: f64,
+    },
+    /// Metrics only: test loss and accuracy in evaluation mode.
+    Evaluate,
+}
+
+/// Which metric operations a plan includes (they cost extra passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricOps {
+    pub reference_gradient: bool,
+    pub evaluate: bool,
+}
+
+impl MetricOps {
+    pub const ALL: MetricOps = MetricOps {
+        reference_gradient: true,
+        evaluate: true,
+    };
+    pub const NONE: MetricOps = MetricOps {
+        reference_gradient: false,
+        evaluate: false,
+    };
+}
+
+/// The operations of one optimizer step, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepPlan {
+    pub ops: Vec<Op>,
+    pub learning_rate: f64,
+}
+
+/// Builds the plan of optimizer step `step` (0-based) for micro-batches holding `items` items each.
+pub fn plan_step(
+    regime: &RegimeSpec,
+    clip_max_norm: Option<f64>,
+    schedule: &ScheduleSpec,
+    step: u64,
+    items: &[usize],
+    metrics: MetricOps,
+) -> StepPlan {
+    let n = items.len();
+    let total_items: usize = items.iter().sum();
+    let scheduler_steps = match regime.scheduler {
+        SchedulerPlacement::EveryOptimizerStep => step,
+        SchedulerPlacement::EveryMicroBatch => step * n as u64,
+    };
+    let learning_rate = schedule.learning_rate(scheduler_steps);
+    let mut ops = Vec::with_capacity(3 * n + 5);
+    if metrics.reference_gradient {
+        ops.push(Op::ReferenceGradient);
+    }
+    if regime.zero_grad == ZeroGradPlacement::BeforeEachStep {
+        ops.push(Op::ZeroGrad);
+    }
+    for (micro_batch, &count) in items.iter().enumerate() {
+        if regime.zero_grad == ZeroGradPlacement::EveryMicroBatch {
+            ops.push(Op::ZeroGrad);
+        }
+        let item_weight = match regime.loss {
+            LossNormalization::MeanOfMicroBatchMeans => 1.0 / (count.max(1) * n) as f64,
+            LossNormalization::Unscaled => 1.0 / count.max(1) as f64,
+            LossNormalization::TotalItemCount => 1.0 / total_items.max(1) as f64,
+        };
+        ops.push(Op::Accumulate {
+            micro_batch,
+            item_weight,
+        });
+        if let (Some(max_norm), ClipPlacement::EveryMicroBatch) = (clip_max_norm, regime.clip) {
+            ops.push(Op::ClipGradNorm { max_norm });
+        }
+    }
+    if let (Some(max_norm), ClipPlacement::AfterAccumulation) = (clip_max_norm, regime.clip) {
+        ops.push(Op::ClipGradNorm { max_norm });
+    }
+    ops.push(Op::RecordGradient);
+    ops.push(Op::OptimizerStep { learning_rate });
+    if metrics.evaluate {
+        ops.push(Op::Evaluate);
+    }
+    StepPlan { ops, learning_rate }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn weights(plan: &StepPlan) -> Vec<f64> {
+        plan.ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Accumulate { item_weight, .. } => Some(*item_weight),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn split_is_contiguous_and_near_even() {
+        let regime = RegimeSpec {
+            micro_batches: 4,
+            allow_uneven_split: true,
+            ..RegimeSpec::default()
+        };
+        let ranges = regime.split_examples(10);
+        assert_eq!(ranges, vec![0..3, 3..6, 6..8, 8..10]);
+    }
+
+    #[test]
+    fn loss_weights_per_normalization() {
+        let schedule = ScheduleSpec::default();
+        let items = [2, 6];
+        let weights_for = |loss| {
+            let regime = RegimeSpec::accumulate(2).with_loss(loss);
+            weights(&plan_step(&regime, None, &schedule, 0, &items, MetricOps::NONE))
+        };
+        assert_eq!(
+            weights_for(LossNormalization::MeanOfMicroBatchMeans),
+            vec![0.25, 1.0 / 12.0]
+        );
+        assert_eq!(weights_for(LossNormalization::Unscaled), vec![0.5, 1.0 / 6.0]);
+        assert_eq!(weights_for(LossNormalization::TotalItemCount), vec![0.125, 0.125]);
+    }
+
+    #[test]
+    fn pitfalls_move_zero_grad_clip_and_scheduler() {
+        let schedule = ScheduleSpec::WarmupCosine {
+            learning_rate: 1.0,
+            warmup_steps: 10,
+            total_steps: 100,
+            final_fraction: 0.0,
+        };
+        let correct = RegimeSpec::accumulate(4);
+        let plan = plan_step(&correct, Some(1.0), &schedule, 2, &[8; 4], MetricOps::NONE);
+        let zero_grads = |p: &StepPlan| p.ops.iter().filter(|op| **op == Op::ZeroGrad).count();
+        let clips = |p: &StepPlan| p.ops.iter().filter(|op| matches!(op, Op::ClipGradNorm { .. })).count();
+        assert_eq!(zero_grads(&plan), 1);
+        assert_eq!(plan.ops[0], Op::ZeroGrad);
+        assert_eq!(clips(&plan), 1);
+        assert_eq!(plan.learning_rate, schedule.learning_rate(2));
+
+        let forgotten = RegimeSpec {
+            zero_grad: ZeroGradPlacement::Forgotten,
+            ..correct
+        };
+        assert_eq!(
+            zero_grads(&plan_step(&forgotten, None, &schedule, 2, &[8; 4], MetricOps::NONE)),
+            0
+        );
+        let every = RegimeSpec {
+            zero_grad: ZeroGradPlacement::EveryMicroBatch,
+            ..correct
+        };
+        assert_eq!(
+            zero_grads(&plan_step(&every, None, &schedule, 2, &[8; 4], MetricOps::NONE)),
+            4
+        );
+        let clip_each = RegimeSpec {
+            clip: ClipPlacement::EveryMicroBatch,
+            ..correct
+        };
+        assert_eq!(
+            clips(&plan_step(
+                &clip_each,
+                Some(1.0),
+                &schedule,
+                2,
+                &[8; 4],
+                MetricOps::NONE
+            )),
+            4
+        );
+        let fast = RegimeSpec {
+            scheduler: SchedulerPlacement::EveryMicroBatch,
+            ..correct
+        };
+        let plan = plan_step(&fast, None, &schedule, 2, &[8; 4], MetricOps::NONE);
+        assert_eq!(plan.learning_rate, schedule.learning_rate(8));
+        assert_ne!(plan.learning_rate, schedule.learning_rate(2));
+    }
+
+    #[test]
+    fn invalid_splits_are_refused_with_the_field() {
+        let err = RegimeSpec::accumulate(3).validate("runs[1].regime", 256).unwrap_err();
+        assert_eq!(err.field, "runs[1].regime.micro_batches");
+        assert!(err.message.contains("not divisible"));
+        assert!(RegimeSpec::accumulate(300).validate("r", 256).is_err());
+        assert!(RegimeSpec::accumulate(0).validate("r", 256).is_err());
+        assert!(RegimeSpec::accumulate(4).validate("r", 256).is_ok());
+    }
+}

@@ -1,0 +1,262 @@
+//! Named presets: each is a guided experiment with a fixed, reproducible configuration.
+
+use super::data::{DatasetKind, DatasetSpec};
+use super::lab::{LabConfig, RunSpec};
+use super::model::{ModelSpec, Norm};
+use super::optim::{OptimizerSpec, ScheduleSpec};
+use super::regime::{ClipPlacement, LossNormalization, RegimeSpec, SchedulerPlacement, ZeroGradPlacement};
+use super::SimError;
+
+/// A preset experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One line on what the runs show.
+    pub summary: &'static str,
+    pub config: LabConfig,
+}
+
+pub const SCENARIO_IDS: [&str; 6] = [
+    "scaling",
+    "scaling_adam",
+    "norms",
+    "variable_length",
+    "pitfalls",
+    "memory",
+];
+
+const ACCUMULATION: usize = 4;
+
+fn run(label: &str, regime: RegimeSpec) -> RunSpec {
+    RunSpec {
+        label: label.into(),
+        regime,
+        ..RunSpec::default()
+    }
+}
+
+fn scaling(optimizer: OptimizerSpec, learning_rate: f64) -> LabConfig {
+    let runs = [
+        run("full batch", RegimeSpec::full_batch()),
+        run("accumulate 4, loss / 4", RegimeSpec::accumulate(ACCUMULATION)),
+        run(
+            "accumulate 4, unscaled",
+            RegimeSpec::accumulate(ACCUMULATION).with_loss(LossNormalization::Unscaled),
+        ),
+    ]
+    .map(|r| RunSpec {
+        optimizer,
+        schedule: ScheduleSpec::Constant { learning_rate },
+        ..r
+    });
+    LabConfig {
+        runs: runs.to_vec(),
+        ..LabConfig::default()
+    }
+}
+
+fn norms() -> LabConfig {
+    let mut runs = Vec::new();
+    for (name, norm) in [
+        ("BatchNorm", Norm::batch_norm()),
+        ("LayerNorm", Norm::layer_norm()),
+        ("GroupNorm", Norm::group_norm(8)),
+    ] {
+        for (how, regime) in [
+            ("full batch", RegimeSpec::full_batch()),
+            ("accumulate 4", RegimeSpec::accumulate(ACCUMULATION)),
+        ] {
+            runs.push(RunSpec {
+                label: format!("{name}, {how}"),
+                model: ModelSpec {
+                    norm,
+                    ..ModelSpec::default()
+                },
+                regime,
+                ..RunSpec::default()
+            });
+        }
+    }
+    LabConfig {
+        runs,
+        ..LabConfig::default()
+    }
+}
+
+fn variable_length() -> LabConfig {
+    let schedule = ScheduleSpec::Constant { learning_rate: 0.2 };
+    let runs = vec![
+        RunSpec {
+            label: "full batch".into(),
+            schedule,
+            regime: RegimeSpec::full_batch().with_loss(LossNormalization::TotalItemCount),
+            ..RunSpec::default()
+        },
+        RunSpec {
+            label: "accumulate 4, mean of means".into(),
+            schedule,
+            regime: RegimeSpec::accumulate(ACCUMULATION),
+            ..RunSpec::default()
+        },
+        RunSpec {
+            label: "accumulate 4, / total tokens".into(),
+            schedule,
+            regime: RegimeSpec::accumulate(ACCUMULATION).with_loss(LossNormalization::TotalItemCount),
+            ..RunSpec::default()
+        },
+    ];
+    LabConfig {
+        dataset: DatasetSpec {
+            kind: DatasetKind::VariableLengthSequences,
+            examples_per_class: 120,
+            noise: 0.25,
+            ..DatasetSpec::default()
+        },
+        batch_size: 32,
+        runs,
+        ..LabConfig::default()
+    }
+}
+
+fn pitfalls() -> LabConfig {
+    let schedule = ScheduleSpec::WarmupCosine {
+        learning_rate: 0.3,
+        warmup_steps: 20,
+        total_steps: 200,
+        final_fraction: 0.0,
+    };
+    let correct = RegimeSpec::accumulate(ACCUMULATION);
+    let runs = [
+        ("correct accumulation", correct),
+        (
+            "zero_grad forgotten",
+            RegimeSpec {
+                zero_grad: ZeroGradPlacement::Forgotten,
+                ..correct
+            },
+        ),
+        (
+            "zero_grad every micro-batch",
+            RegimeSpec {
+                zero_grad: ZeroGradPlacement::EveryMicroBatch,
+                ..correct
+            },
+        ),
+        (
+            "clip every micro-batch",
+            RegimeSpec {
+                clip: ClipPlacement::EveryMicroBatch,
+                ..correct
+            },
+        ),
+        (
+            "scheduler every micro-batch",
+            RegimeSpec {
+                scheduler: SchedulerPlacement::EveryMicroBatch,
+                ..correct
+            },
+        ),
+    ]
+    .map(|(label, regime)| RunSpec {
+        label: label.into(),
+        schedule,
+        regime,
+        clip_max_norm: Some(0.5),
+        ..RunSpec::default()
+    });
+    LabConfig {
+        steps: 200,
+        runs: runs.to_vec(),
+        ..LabConfig::default()
+    }
+}
+
+fn memory() -> LabConfig {
+    let runs = [1, 4, 16].map(|n| RunSpec {
+        label: if n == 1 {
+            "full batch".into()
+        } else {
+            format!("accumulate {n}")
+        },
+        regime: RegimeSpec::accumulate(n),
+        ..RunSpec::default()
+    });
+    LabConfig {
+        steps: 50,
+        runs: runs.to_vec(),
+        ..LabConfig::default()
+    }
+}
+
+impl Scenario {
+    pub fn all() -> Vec<Scenario> {
+        vec![
+            Scenario {
+                id: "scaling",
+                title: "Full batch vs accumulated vs unscaled (SGD)",
+                summary: "loss / N matches the full batch; the unscaled loss acts like an N-times learning rate",
+                config: scaling(OptimizerSpec::default(), 0.5),
+            },
+            Scenario {
+                id: "scaling_adam",
+                title: "The same with Adam",
+                summary: "Adam divides by the gradient's own scale, so the unscaled loss barely matters",
+                config: scaling(OptimizerSpec::adam(), 0.01),
+            },
+            Scenario {
+                id: "norms",
+                title: "BatchNorm vs LayerNorm vs GroupNorm under accumulation",
+                summary: "BatchNorm's statistics are per micro-batch, so its gradient no longer matches",
+                config: norms(),
+            },
+            Scenario {
+                id: "variable_length",
+                title: "Variable-length sequences",
+                summary: "a mean of per-micro-batch means mis-weights tokens; divide by the total token count",
+                config: variable_length(),
+            },
+            Scenario {
+                id: "pitfalls",
+                title: "Pitfalls: zero_grad, clipping, scheduler",
+                summary: "each misplaced call changes training; the correct version matches the full batch",
+                config: pitfalls(),
+            },
+            Scenario {
+                id: "memory",
+                title: "Activation memory",
+                summary: "peak activation memory holds one micro-batch, not the full batch",
+                config: memory(),
+            },
+        ]
+    }
+
+    pub fn by_id(id: &str) -> Result<Scenario, SimError> {
+        Self::all()
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| SimError::UnknownScenario(id.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scenario_is_valid_and_listed() {
+        let all = Scenario::all();
+        assert_eq!(all.iter().map(|s| s.id).collect::<Vec<_>>(), SCENARIO_IDS.to_vec());
+        for scenario in all {
+            scenario
+                .config
+                .validate()
+                .unwrap_or_else(|e| panic!("{}: {e}", scenario.id));
+        }
+    }
+
+    #[test]
+    fn unknown_scenario_is_an_error() {
+        assert_eq!(Scenario::by_id("nope"), Err(SimError::UnknownScenario("nope".into())));
+    }
+}
