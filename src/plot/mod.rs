@@ -206,6 +206,8 @@ where
         let mut ctx = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
+            .y_desc("exact 0 is drawn at 1e-12")
+            .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
@@ -220,6 +222,7 @@ where
         let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
+            .x_label_formatter(&|v| format!("{v:.0}"))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         for series in &chart.series {

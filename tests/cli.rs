@@ -1,0 +1,237 @@
+//! The `gradlab` binary as a user runs it: output formats, files written, and clear errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gradlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gradlab"))
+        .args(args)
+        .output()
+        .expect("the gradlab binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gradlab-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn assert_clean_failure(output: &Output, expected: &str) {
+    assert!(!output.status.success(), "should fail: {}", stdout(output));
+    let err = stderr(output);
+    assert!(err.contains(expected), "stderr should mention {expected:?}:\n{err}");
+    assert!(!err.contains("panicked"), "no panic:\n{err}");
+}
+
+#[test]
+fn scenarios_lists_every_preset() {
+    let output = gradlab(&["scenarios"]);
+    assert!(output.status.success());
+    for id in gradlab::sim::scenario::SCENARIO_IDS {
+        assert!(stdout(&output).contains(id), "{id} missing");
+    }
+}
+
+#[test]
+fn run_prints_csv_with_a_row_per_run_and_step() {
+    let output = gradlab(&["run", "--scenario", "scaling", "--steps", "3", "--format", "csv"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("run,step,train_loss"));
+    assert_eq!(lines.len(), 1 + 3 * 3);
+    // Full batch and loss / N agree; the unscaled run's gradient is 4x, so its relative error is 3.
+    let field = |line: &str, i: usize| line.rsplitn(11, ',').collect::<Vec<_>>()[10 - i].to_string();
+    let full_loss: f64 = field(lines[3], 2).parse().unwrap();
+    let accumulated_loss: f64 = field(lines[6], 2).parse().unwrap();
+    assert!((full_loss - accumulated_loss).abs() < 1e-6 * full_loss);
+    let unscaled_error: f64 = field(lines[9], 6).parse().unwrap();
+    assert!((unscaled_error - 3.0).abs() < 1e-4, "{}", lines[9]);
+}
+
+#[test]
+fn run_prints_a_table_and_json() {
+    let table = gradlab(&["run", "--scenario", "norms", "--steps", "2"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    assert!(stdout(&table).contains("BatchNorm, accumulate 4"));
+    let json = gradlab(&[
+        "run",
+        "--scenario",
+        "pitfalls",
+        "--steps",
+        "2",
+        "--format",
+        "json",
+        "--precision",
+        "f64",
+    ]);
+    assert!(json.status.success());
+    let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let runs = value.as_array().unwrap();
+    assert_eq!(runs.len(), 5);
+    assert_eq!(runs[0]["engine"], "cpu-f64");
+    assert_eq!(runs[0]["steps"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn long_runs_report_progress_on_stderr() {
+    let output = gradlab(&["run", "--scenario", "memory", "--steps", "20", "--format", "csv"]);
+    assert!(output.status.success());
+    let err = stderr(&output);
+    assert!(err.contains("step 10/20") && err.contains("step 20/20"), "{err}");
+    let quiet = gradlab(&["run", "--scenario", "memory", "--steps", "20", "--quiet"]);
+    assert!(stderr(&quiet).is_empty());
+}
+
+#[test]
+fn a_config_file_round_trips_through_the_config_command() {
+    let dir = scratch_dir("roundtrip");
+    let printed = gradlab(&["config", "variable_length"]);
+    assert!(printed.status.success());
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, stdout(&printed)).unwrap();
+    let output = gradlab(&[
+        "run",
+        "--config",
+        path.to_str().unwrap(),
+        "--steps",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output).lines().count(), 1 + 3 * 2);
+}
+
+#[test]
+fn bad_configs_name_the_field_and_fail() {
+    let dir = scratch_dir("bad");
+    let cases = [
+        (
+            "indivisible.toml",
+            "batch_size = 256\n[[runs]]\nlabel = \"a\"\n[runs.regime]\nmicro_batches = 3\n",
+            "runs[0].regime.micro_batches",
+        ),
+        ("unknown.toml", "batch_sise = 10\n", "batch_sise"),
+        ("type.toml", "batch_size = \"many\"\n", "batch_size"),
+        (
+            "lr.json",
+            r#"{"runs": [{"label": "a", "schedule": {"kind": "constant", "learning_rate": -1}}]}"#,
+            "runs[0].schedule.learning_rate",
+        ),
+        (
+            "norm.toml",
+            "[[runs]]\nlabel = \"a\"\n[runs.model]\nhidden = [64, 30]\nnorm = { kind = \"group_norm\", groups = 4 }\n",
+            "runs[0].model.norm.groups",
+        ),
+        ("broken.json", "{\"runs\": [", "lab config"),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let output = gradlab(&["run", "--config", path.to_str().unwrap(), "--steps", "1"]);
+        assert_clean_failure(&output, expected);
+    }
+    assert_clean_failure(
+        &gradlab(&["run", "--config", dir.join("missing.toml").to_str().unwrap()]),
+        "cannot read config file",
+    );
+}
+
+#[test]
+fn bad_arguments_fail_with_a_message() {
+    assert_clean_failure(&gradlab(&["run", "--scenario", "nope"]), "unknown scenario \"nope\"");
+    assert_clean_failure(&gradlab(&["run", "--scenario", "scaling", "--steps", "0"]), "--steps");
+    assert_clean_failure(&gradlab(&["run"]), "--scenario");
+    assert_clean_failure(&gradlab(&["run", "--scenario", "scaling", "--format", "xml"]), "xml");
+    assert_clean_failure(&gradlab(&["frobnicate"]), "frobnicate");
+}
+
+#[test]
+fn plot_writes_png_and_svg_files() {
+    let dir = scratch_dir("plot");
+    let output = gradlab(&[
+        "plot",
+        "--scenario",
+        "scaling",
+        "--steps",
+        "5",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for name in ["loss", "accuracy", "grad_norm", "grad_error"] {
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is a PNG");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("full batch"),
+            "{name}.svg has the legend"
+        );
+    }
+}
+
+#[test]
+fn export_writes_everything_needed_to_recheck() {
+    let dir = scratch_dir("export");
+    let path = dir.join("export.json");
+    let output = gradlab(&[
+        "export",
+        "--scenario",
+        "norms",
+        "--steps",
+        "2",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "gradlab-export");
+    assert_eq!(doc["schema_version"], 1);
+    let train = &doc["dataset"]["train"];
+    assert_eq!(
+        train["inputs"].as_array().unwrap().len(),
+        2 * train["labels"].as_array().unwrap().len()
+    );
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    for run in runs {
+        let count = run["parameter_count"].as_u64().unwrap() as usize;
+        assert_eq!(run["initial_parameters"].as_array().unwrap().len(), count);
+        let steps = run["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        for step in steps {
+            assert_eq!(step["gradient"].as_array().unwrap().len(), count);
+            assert_eq!(step["parameters"].as_array().unwrap().len(), count);
+            assert_eq!(step["examples"].as_array().unwrap().len(), 256);
+        }
+        let last = run["parameter_layout"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(
+            last["offset"].as_u64().unwrap() + last["len"].as_u64().unwrap(),
+            count as u64
+        );
+    }
+    // Re-check one number from the document alone: SGD's update is p1 = p0 - lr * g.
+    let run = &runs[2];
+    let p0 = run["initial_parameters"][5].as_f64().unwrap();
+    let g = run["steps"][0]["gradient"][5].as_f64().unwrap();
+    let p1 = run["steps"][0]["parameters"][5].as_f64().unwrap();
+    assert!((p1 - (p0 - 0.1 * g)).abs() < 1e-6, "{p1} vs {}", p0 - 0.1 * g);
+}
+
+#[test]
+fn memory_reports_one_micro_batch_against_the_full_batch() {
+    let output = gradlab(&["memory", "--scenario", "memory"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("25.0%") && text.contains("100.0%"), "{text}");
+}
