@@ -179,7 +179,7 @@ impl Progress {
             if done == self.total {
                 let _ = writeln!(err);
             }
-        } else if done == self.total || done % (self.total / 10).max(1) == 0 {
+        } else if done == self.total || done.is_multiple_of((self.total / 10).max(1)) {
             let _ = writeln!(
                 err,
                 "gradlab: step {done}/{} ({}%)",

@@ -252,8 +252,8 @@ mod tests {
 
     #[test]
     fn chart_series_follow_history() {
-        let a = vec![record(0, 1.0, Some(0.0)), record(1, 0.5, Some(1e-7))];
-        let b = vec![record(0, 1.1, None), record(1, f64::NAN, None)];
+        let a = [record(0, 1.0, Some(0.0)), record(1, 0.5, Some(1e-7))];
+        let b = [record(0, 1.1, None), record(1, f64::NAN, None)];
         let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &a[..]), ("b", &b[..])]);
         assert_eq!(chart.series[0].points, vec![(1.0, 1.0), (2.0, 0.5)]);
         assert_eq!(
@@ -270,7 +270,7 @@ mod tests {
     fn bounds_pad_and_handle_empty() {
         let empty = LineChart::from_histories(Metric::TestAccuracy, [("a", &[][..])]);
         assert!(empty.bounds().is_none());
-        let one = vec![record(0, 2.0, None)];
+        let one = [record(0, 2.0, None)];
         let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &one[..])]);
         let ((x0, x1), (y0, y1)) = chart.bounds().unwrap();
         assert!(x1 > x0 && y0 < 2.0 && y1 > 2.0);

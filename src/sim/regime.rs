@@ -117,7 +117,7 @@ impl RegimeSpec {
                 format!("{n} micro-batches cannot split a batch of {batch_size} examples"),
             ));
         }
-        if batch_size % n != 0 && !self.allow_uneven_split {
+        if !batch_size.is_multiple_of(n) && !self.allow_uneven_split {
             return Err(ConfigError::new(
                 format!("{field}.micro_batches"),
                 format!("batch size {batch_size} is not divisible by {n}; choose another N or set allow_uneven_split"),

@@ -35,7 +35,9 @@ fn App() -> impl IntoView {
                             {runs.into_iter().map(|(label, losses)| {
                                 let first = losses.first().map(|l| format!("{l:.6}")).unwrap_or_default();
                                 let last = losses.last().map(|l| format!("{l:.6}")).unwrap_or_default();
-                                view! { <tr><td>{label}</td><td>{first}</td><td>{last}</td></tr> }
+                                // Full precision for the test that compares wasm with native numbers.
+                                let exact = losses.last().map(|l| format!("{l:e}")).unwrap_or_default();
+                                view! { <tr><td>{label}</td><td>{first}</td><td data-loss=exact>{last}</td></tr> }
                             }).collect_view()}
                         </tbody>
                     </table>
@@ -49,5 +51,5 @@ fn App() -> impl IntoView {
 /// Mounts the app on `<body>`.
 pub fn start() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    mount_to_body(App);
 }

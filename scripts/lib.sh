@@ -1,0 +1,68 @@
+# Shared helpers of the set-up scripts: each installs a tool only when it is missing or at the
+# wrong version, so a second run takes seconds.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+TRUNK_VERSION_PREFIX="trunk 0.21."
+TRUNK_REQUIREMENT="~0.21"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# The wasm-bindgen CLI must equal the crate version pinned in Cargo.toml / Cargo.lock.
+wasm_bindgen_version() {
+  sed -n 's/^wasm-bindgen = { *version *= *"=\([0-9.]*\)".*/\1/p; s/^wasm-bindgen = "=\([0-9.]*\)"/\1/p' "$ROOT/Cargo.toml" | head -n1
+}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# ensure_apt PACKAGE...: installs the Debian packages that are not installed yet.
+ensure_apt() {
+  local missing=()
+  for package in "$@"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    say "installing ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+ensure_wasm_target() {
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+# cargo_install CRATE VERSION: tries the crate's own lock file first, then a fresh resolution
+# (a locked dependency can be missing from the registry mirror).
+cargo_install() {
+  cargo install "$1" --version "$2" --locked || cargo install "$1" --version "$2"
+}
+
+ensure_trunk() {
+  if ! trunk --version 2>/dev/null | grep -q "^$TRUNK_VERSION_PREFIX"; then
+    say "installing trunk $TRUNK_REQUIREMENT (about 10 minutes on 2 cores)"
+    cargo_install trunk "$TRUNK_REQUIREMENT"
+  fi
+}
+
+ensure_wasm_bindgen() {
+  local version
+  version="$(wasm_bindgen_version)"
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $version\$"; then
+    say "installing wasm-bindgen-cli $version"
+    cargo_install wasm-bindgen-cli "$version"
+  fi
+}
+
+ensure_web_toolchain() {
+  ensure_wasm_target
+  ensure_trunk
+  ensure_wasm_bindgen
+}

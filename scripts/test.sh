@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tests need and is missing, then runs every check CI runs: formatting,
+# clippy (native and wasm) with -D warnings, all Rust tests, the release web build and the
+# end-to-end tests in headless Chromium.
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1
+ensure_web_toolchain
+if [ ! -d e2e/node_modules/playwright-core ]; then
+  say "installing the end-to-end test packages"
+  (cd e2e && npm ci --no-audit --no-fund)
+fi
+
+say "rustfmt"
+cargo fmt --all -- --check
+say "clippy (native)"
+cargo clippy --all-targets --locked -- -D warnings
+say "clippy (wasm32)"
+cargo clippy --target wasm32-unknown-unknown --lib --bin gradlab-web --locked -- -D warnings
+say "cargo test"
+cargo test --locked
+say "release web build"
+trunk build --release
+say "end-to-end tests (headless Chromium)"
+(cd e2e && npm test)
+say "all checks passed"
