@@ -1,6 +1,10 @@
 //! What gradient accumulation does and does not preserve, checked on every engine.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly at the first unexpected error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly at the first unexpected error"
+)]
 
 mod backends;
 mod common;

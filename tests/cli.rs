@@ -1,6 +1,10 @@
 //! The `gradlab` binary as a user runs it: output formats, files written, and clear errors.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly at the first unexpected error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly at the first unexpected error"
+)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

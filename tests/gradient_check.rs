@@ -2,7 +2,11 @@
 //! Central differences with step 1e-6 have truncation error ~1e-12 relative; a wrong formula
 //! gives errors of order 1, so the 1e-6 tolerance cannot hide a bug.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly at the first unexpected error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly at the first unexpected error"
+)]
 
 mod common;
 

@@ -1,6 +1,10 @@
 //! Property tests over random small shapes, micro-batch counts and settings (f64 engine).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly at the first unexpected error")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test fails loudly at the first unexpected error"
+)]
 
 mod common;
 
