@@ -7,6 +7,7 @@
 //! - `web` (wasm only): the Leptos app.
 
 pub mod plot;
+pub mod quiz;
 pub mod sim;
 
 #[cfg(not(target_arch = "wasm32"))]

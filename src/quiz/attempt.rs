@@ -1,0 +1,259 @@
+//! One learner's attempt at the quiz: shuffled option order, answers, feedback, score, and the
+//! saved form that survives a reload.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::bank::{Question, QuestionBank, QuestionKind};
+use crate::sim::rng::SeededRng;
+
+/// An answer, with option indices in the bank's order (not the shuffled display order).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Answer {
+    Single(usize),
+    Multiple(Vec<usize>),
+    Numeric(f64),
+}
+
+/// What happened with one question so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionProgress {
+    /// Whether the first answer was right; only this counts towards the score.
+    pub first_try_correct: bool,
+    pub tries: u32,
+    pub solved: bool,
+    pub last_answer: Answer,
+}
+
+/// Feedback on one option.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionFeedback {
+    pub index: usize,
+    pub selected: bool,
+    pub correct: bool,
+    pub explanation: String,
+}
+
+/// Instant feedback on an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feedback {
+    pub correct: bool,
+    /// Per option, in display order (empty for numeric questions).
+    pub options: Vec<OptionFeedback>,
+    pub explanation: String,
+    pub scenario: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    pub first_try_correct: usize,
+    pub answered: usize,
+    pub total: usize,
+    /// Whole percent, rounded down so a certificate never overstates.
+    pub percent: u8,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AnswerError {
+    #[error("there is no question {0}")]
+    NoSuchQuestion(usize),
+    #[error("this answer does not fit the question")]
+    WrongKind,
+    #[error("option {0} does not exist")]
+    NoSuchOption(usize),
+    #[error("choose at least one option")]
+    Empty,
+    #[error("enter a number")]
+    NotANumber,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RestoreError {
+    #[error("saved quiz progress could not be read: {0}")]
+    Unreadable(String),
+    #[error("saved quiz progress belongs to question bank version {saved}, this is version {current}")]
+    OtherVersion { saved: u8, current: u8 },
+}
+
+/// The attempt, serializable as it is saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub bank_version: u8,
+    /// Seed of this attempt's option order.
+    pub seed: u64,
+    /// Index of the question shown.
+    pub current: usize,
+    pub progress: BTreeMap<String, QuestionProgress>,
+}
+
+/// FNV-1a, to derive a per-question stream from its id.
+fn id_hash(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Storage key of saved progress; carries the bank version so an old save is never read by a new bank.
+pub fn storage_key(bank_version: u8) -> String {
+    format!("gradlab.quiz.v{bank_version}")
+}
+
+impl Attempt {
+    pub fn new(bank: &QuestionBank, seed: u64) -> Self {
+        Self {
+            bank_version: bank.version,
+            seed,
+            current: 0,
+            progress: BTreeMap::new(),
+        }
+    }
+
+    /// Display order of a question's options: a permutation of bank indices, fixed per attempt.
+    pub fn option_order(&self, question: &Question) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..question.options().len()).collect();
+        SeededRng::derive(self.seed, id_hash(&question.id)).shuffle(&mut order);
+        order
+    }
+
+    fn is_correct(question: &Question, answer: &Answer) -> Result<bool, AnswerError> {
+        match (&question.kind, answer) {
+            (QuestionKind::Single { options }, Answer::Single(i)) => {
+                options.get(*i).map(|o| o.correct).ok_or(AnswerError::NoSuchOption(*i))
+            }
+            (QuestionKind::Multiple { options }, Answer::Multiple(selected)) => {
+                if selected.is_empty() {
+                    return Err(AnswerError::Empty);
+                }
+                if let Some(&bad) = selected.iter().find(|&&i| i >= options.len()) {
+                    return Err(AnswerError::NoSuchOption(bad));
+                }
+                Ok(options
+                    .iter()
+                    .enumerate()
+                    .all(|(i, o)| o.correct == selected.contains(&i)))
+            }
+            (QuestionKind::Numeric { answer, tolerance, .. }, Answer::Numeric(value)) => {
+                if !value.is_finite() {
+                    return Err(AnswerError::NotANumber);
+                }
+                Ok((value - answer).abs() <= *tolerance + 1e-9 * answer.abs())
+            }
+            _ => Err(AnswerError::WrongKind),
+        }
+    }
+
+    /// Grades an answer to question `index`, records it and returns the feedback.
+    pub fn answer(&mut self, bank: &QuestionBank, index: usize, answer: Answer) -> Result<Feedback, AnswerError> {
+        let question = bank.questions.get(index).ok_or(AnswerError::NoSuchQuestion(index))?;
+        let correct = Self::is_correct(question, &answer)?;
+        let entry = self.progress.entry(question.id.clone()).or_insert(QuestionProgress {
+            first_try_correct: correct,
+            tries: 0,
+            solved: false,
+            last_answer: answer.clone(),
+        });
+        entry.tries += 1;
+        entry.solved |= correct;
+        entry.last_answer = answer.clone();
+        Ok(self.feedback(question, &answer, correct))
+    }
+
+    /// Feedback for a recorded answer, e.g. to show again after a reload.
+    pub fn feedback_for(&self, bank: &QuestionBank, index: usize) -> Option<Feedback> {
+        let question = bank.questions.get(index)?;
+        let progress = self.progress.get(&question.id)?;
+        let correct = Self::is_correct(question, &progress.last_answer).ok()?;
+        Some(self.feedback(question, &progress.last_answer, correct))
+    }
+
+    fn feedback(&self, question: &Question, answer: &Answer, correct: bool) -> Feedback {
+        let selected = |i: usize| match answer {
+            Answer::Single(s) => *s == i,
+            Answer::Multiple(s) => s.contains(&i),
+            Answer::Numeric(_) => false,
+        };
+        let options = self
+            .option_order(question)
+            .into_iter()
+            .map(|i| {
+                let choice = &question.options()[i];
+                OptionFeedback {
+                    index: i,
+                    selected: selected(i),
+                    correct: choice.correct,
+                    explanation: choice.explanation.clone(),
+                }
+            })
+            .collect();
+        Feedback {
+            correct,
+            options,
+            explanation: question.explanation.clone(),
+            scenario: question.scenario.clone(),
+        }
+    }
+
+    pub fn progress_of(&self, question: &Question) -> Option<&QuestionProgress> {
+        self.progress.get(&question.id)
+    }
+
+    pub fn score(&self, bank: &QuestionBank) -> Score {
+        let total = bank.questions.len();
+        let (mut first_try_correct, mut answered) = (0, 0);
+        for q in &bank.questions {
+            if let Some(p) = self.progress.get(&q.id) {
+                answered += 1;
+                first_try_correct += usize::from(p.first_try_correct);
+            }
+        }
+        let percent = (100 * first_try_correct / total.max(1)) as u8;
+        let complete = answered == total;
+        Score {
+            first_try_correct,
+            answered,
+            total,
+            percent,
+            passed: complete && first_try_correct as f64 >= bank.pass_threshold * total as f64 - 1e-9,
+        }
+    }
+
+    pub fn is_complete(&self, bank: &QuestionBank) -> bool {
+        bank.questions.iter().all(|q| self.progress.contains_key(&q.id))
+    }
+
+    /// Indices of questions whose answer is still wrong, for a retry round.
+    pub fn unsolved(&self, bank: &QuestionBank) -> Vec<usize> {
+        bank.questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| self.progress.get(&q.id).is_some_and(|p| !p.solved))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    pub fn save(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Restores a save; answers to questions the bank no longer has are dropped, and a current
+    /// index past the end is clamped, so a save never breaks the bank it is loaded into.
+    pub fn restore(bank: &QuestionBank, saved: &str) -> Result<Self, RestoreError> {
+        let mut attempt: Attempt = serde_json::from_str(saved).map_err(|e| RestoreError::Unreadable(e.to_string()))?;
+        if attempt.bank_version != bank.version {
+            return Err(RestoreError::OtherVersion {
+                saved: attempt.bank_version,
+                current: bank.version,
+            });
+        }
+        attempt.progress.retain(|id, p| {
+            bank.question(id)
+                .is_some_and(|q| Self::is_correct(q, &p.last_answer).is_ok())
+        });
+        attempt.current = attempt.current.min(bank.questions.len().saturating_sub(1));
+        Ok(attempt)
+    }
+}

@@ -1,0 +1,202 @@
+//! The quiz and certificates: plain, tested Rust with no UI (the web layer renders it).
+
+pub mod attempt;
+pub mod bank;
+pub mod certificate;
+
+#[cfg(test)]
+mod tests {
+    use super::attempt::{storage_key, Answer, Attempt, RestoreError};
+    use super::bank::{QuestionBank, QuestionKind};
+
+    fn bank() -> QuestionBank {
+        QuestionBank::bundled().unwrap()
+    }
+
+    /// The right answer to question `i`.
+    fn right(bank: &QuestionBank, i: usize) -> Answer {
+        match &bank.questions[i].kind {
+            QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| o.correct).unwrap()),
+            QuestionKind::Multiple { options } => {
+                Answer::Multiple((0..options.len()).filter(|&j| options[j].correct).collect())
+            }
+            QuestionKind::Numeric { answer, .. } => Answer::Numeric(*answer),
+        }
+    }
+
+    fn wrong(bank: &QuestionBank, i: usize) -> Answer {
+        match &bank.questions[i].kind {
+            QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| !o.correct).unwrap()),
+            QuestionKind::Multiple { options } => {
+                Answer::Multiple(vec![options.iter().position(|o| !o.correct).unwrap()])
+            }
+            QuestionKind::Numeric { answer, .. } => Answer::Numeric(answer + 1.0),
+        }
+    }
+
+    #[test]
+    fn bundled_bank_is_well_formed_and_covers_the_topics() {
+        let bank = bank();
+        assert!(bank.questions.len() >= 15);
+        let topics: std::collections::BTreeSet<&str> = bank.questions.iter().map(|q| q.topic.as_str()).collect();
+        for topic in [
+            "what accumulation buys",
+            "effective batch size",
+            "when to step and zero",
+            "loss scaling",
+            "normalization layers",
+            "variable-size micro-batches",
+            "gradient clipping",
+            "learning-rate schedules",
+            "reading the Lab",
+        ] {
+            assert!(topics.contains(topic), "no question on {topic}");
+        }
+        let kinds = |f: fn(&QuestionKind) -> bool| bank.questions.iter().filter(|q| f(&q.kind)).count();
+        assert!(kinds(|k| matches!(k, QuestionKind::Single { .. })) >= 3);
+        assert!(kinds(|k| matches!(k, QuestionKind::Multiple { .. })) >= 2);
+        assert!(kinds(|k| matches!(k, QuestionKind::Numeric { .. })) >= 2);
+    }
+
+    #[test]
+    fn malformed_banks_are_rejected_with_the_question() {
+        let mut broken = bank();
+        if let QuestionKind::Single { options } = &mut broken.questions[0].kind {
+            options[1].correct = true;
+        }
+        let err = broken.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("what-it-buys") && err.contains("exactly one correct"),
+            "{err}"
+        );
+        let mut dup = bank();
+        dup.questions[1].id = dup.questions[0].id.clone();
+        assert!(dup.validate().unwrap_err().to_string().contains("twice"));
+        let mut link = bank();
+        link.questions[0].scenario = Some("nowhere".into());
+        assert!(link.validate().unwrap_err().to_string().contains("unknown scenario"));
+        assert!(QuestionBank::parse("{").is_err());
+    }
+
+    #[test]
+    fn grading_gives_feedback_for_every_option() {
+        let bank = bank();
+        let mut attempt = Attempt::new(&bank, 1);
+        let feedback = attempt.answer(&bank, 0, wrong(&bank, 0)).unwrap();
+        assert!(!feedback.correct);
+        assert_eq!(feedback.options.len(), bank.questions[0].options().len());
+        assert!(feedback.options.iter().all(|o| !o.explanation.is_empty()));
+        assert_eq!(feedback.options.iter().filter(|o| o.selected).count(), 1);
+        let retry = attempt.answer(&bank, 0, right(&bank, 0)).unwrap();
+        assert!(retry.correct);
+        let progress = attempt.progress_of(&bank.questions[0]).unwrap();
+        assert!(!progress.first_try_correct && progress.solved && progress.tries == 2);
+    }
+
+    #[test]
+    fn multiple_choice_needs_exactly_the_correct_set() {
+        let bank = bank();
+        let i = bank
+            .questions
+            .iter()
+            .position(|q| matches!(q.kind, QuestionKind::Multiple { .. }))
+            .unwrap();
+        let mut attempt = Attempt::new(&bank, 2);
+        let Answer::Multiple(all_right) = right(&bank, i) else {
+            unreachable!()
+        };
+        let partial = Answer::Multiple(all_right[..1].to_vec());
+        assert!(!attempt.answer(&bank, i, partial).unwrap().correct);
+        let every = Answer::Multiple((0..bank.questions[i].options().len()).collect());
+        assert!(!attempt.answer(&bank, i, every).unwrap().correct);
+        assert!(attempt.answer(&bank, i, Answer::Multiple(all_right)).unwrap().correct);
+        assert!(attempt.answer(&bank, i, Answer::Multiple(vec![])).is_err());
+        assert!(attempt.answer(&bank, i, Answer::Multiple(vec![99])).is_err());
+        assert!(attempt.answer(&bank, i, Answer::Numeric(1.0)).is_err());
+    }
+
+    #[test]
+    fn numeric_answers_use_the_tolerance() {
+        let bank = bank();
+        let i = bank.questions.iter().position(|q| q.id == "effective-batch").unwrap();
+        let mut attempt = Attempt::new(&bank, 3);
+        assert!(attempt.answer(&bank, i, Answer::Numeric(512.0)).unwrap().correct);
+        assert!(!attempt.answer(&bank, i, Answer::Numeric(128.0)).unwrap().correct);
+        assert!(attempt.answer(&bank, i, Answer::Numeric(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn option_order_is_a_seeded_permutation() {
+        let bank = bank();
+        let q = &bank.questions[0];
+        let a = Attempt::new(&bank, 10).option_order(q);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..q.options().len()).collect::<Vec<_>>());
+        assert_eq!(a, Attempt::new(&bank, 10).option_order(q));
+        let differs = (11..40).any(|seed| Attempt::new(&bank, seed).option_order(q) != a);
+        assert!(differs, "other seeds shuffle differently");
+    }
+
+    #[test]
+    fn score_counts_first_tries_and_passes_at_the_threshold() {
+        let bank = bank();
+        let n = bank.questions.len();
+        let allowed_misses = n - (bank.pass_threshold * n as f64).ceil() as usize;
+        let mut attempt = Attempt::new(&bank, 4);
+        for i in 0..n {
+            if i < allowed_misses {
+                attempt.answer(&bank, i, wrong(&bank, i)).unwrap();
+            }
+            attempt.answer(&bank, i, right(&bank, i)).unwrap();
+        }
+        let score = attempt.score(&bank);
+        assert_eq!(score.first_try_correct, n - allowed_misses);
+        assert!(score.passed, "{score:?}");
+        assert!(attempt.unsolved(&bank).is_empty());
+        let mut failing = Attempt::new(&bank, 5);
+        for i in 0..n {
+            let answer = if i <= allowed_misses {
+                wrong(&bank, i)
+            } else {
+                right(&bank, i)
+            };
+            failing.answer(&bank, i, answer).unwrap();
+        }
+        assert!(!failing.score(&bank).passed);
+        assert_eq!(failing.unsolved(&bank).len(), allowed_misses + 1);
+        let mut incomplete = Attempt::new(&bank, 6);
+        incomplete.answer(&bank, 0, right(&bank, 0)).unwrap();
+        assert!(!incomplete.score(&bank).passed);
+    }
+
+    #[test]
+    fn save_and_restore_round_trip_and_survive_bank_changes() {
+        let bank = bank();
+        let mut attempt = Attempt::new(&bank, 7);
+        attempt.answer(&bank, 0, wrong(&bank, 0)).unwrap();
+        attempt.answer(&bank, 1, right(&bank, 1)).unwrap();
+        attempt.current = 2;
+        let saved = attempt.save();
+        assert_eq!(Attempt::restore(&bank, &saved).unwrap(), attempt);
+        assert_eq!(attempt.feedback_for(&bank, 0).map(|f| f.correct), Some(false));
+        // A bank without question 0 keeps the rest of the progress.
+        let mut smaller = bank.clone();
+        smaller.questions.remove(0);
+        let restored = Attempt::restore(&smaller, &saved).unwrap();
+        assert_eq!(restored.progress.len(), 1);
+        assert!(restored.current < smaller.questions.len());
+        // Another version, or garbage, is refused with a reason instead of breaking.
+        let mut newer = bank.clone();
+        newer.version = 2;
+        assert_eq!(
+            Attempt::restore(&newer, &saved),
+            Err(RestoreError::OtherVersion { saved: 1, current: 2 })
+        );
+        assert!(matches!(
+            Attempt::restore(&bank, "not json"),
+            Err(RestoreError::Unreadable(_))
+        ));
+        assert_ne!(storage_key(1), storage_key(2));
+    }
+}
