@@ -8,6 +8,7 @@
 
 pub mod plot;
 pub mod quiz;
+pub mod route;
 pub mod sim;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -148,7 +148,7 @@ impl QuestionBank {
                     }
                 }
                 QuestionKind::Numeric { answer, tolerance, .. } => {
-                    if !answer.is_finite() || !(tolerance.is_finite() && *tolerance >= 0.0) {
+                    if !(answer.is_finite() && tolerance.is_finite() && *tolerance >= 0.0) {
                         return Err(bad("numeric answer and tolerance must be finite, tolerance >= 0".into()));
                     }
                 }

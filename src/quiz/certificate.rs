@@ -28,6 +28,17 @@ pub const MAX_NAME_CHARS: usize = 80;
 /// Day 0 of the date field, as days since 1970-01-01 (2025-01-01).
 const EPOCH_DAY: i64 = 20_089;
 
+/// A certificate as the app keeps it after issuing, so a reload shows it again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IssuedCertificate {
+    pub name: String,
+    pub id: String,
+}
+
+pub fn storage_key(quiz_version: u8) -> String {
+    format!("gradlab.certificate.v{quiz_version}")
+}
+
 /// What a certificate states.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Certificate {

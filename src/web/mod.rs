@@ -1,51 +1,72 @@
-//! The browser app (wasm only). For now a minimal page; the full Lab is its own issue.
+//! The browser app (wasm only): a thin shell that picks the page from the URL.
+//! Browser calls live in `browser`; everything the pages show comes from plain, tested types.
+
+mod browser;
+mod certificate;
+mod lab;
+mod quiz;
+mod verify;
 
 use leptos::prelude::*;
 
-use crate::sim::lab::CpuLab;
-use crate::sim::scenario::Scenario;
-
-/// Loss after each of a few CPU steps of the scaling scenario, to show the core runs in wasm.
-fn demo_losses(steps: u64) -> Result<Vec<(String, Vec<f64>)>, String> {
-    let scenario = Scenario::by_id("scaling").map_err(|e| e.to_string())?;
-    let mut lab = CpuLab::<f32>::cpu(scenario.config).map_err(|e| e.to_string())?;
-    lab.run(steps, |_| {}).map_err(|e| e.to_string())?;
-    Ok(lab
-        .runs()
-        .iter()
-        .map(|r| (r.spec.label.clone(), r.history.iter().map(|h| h.train_loss).collect()))
-        .collect())
-}
+use crate::quiz::bank::QuestionBank;
+use crate::route::Route;
 
 #[component]
 fn App() -> impl IntoView {
-    let result = demo_losses(10);
+    let (route, notices) = Route::from_pairs(&browser::query_pairs());
+    let bank = QuestionBank::bundled();
+    let current = |r: &Route| match (r, &route) {
+        (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
+        (Route::Quiz, Route::Quiz | Route::Certificate) => Some("page"),
+        (Route::Verify { .. }, Route::Verify { .. }) => Some("page"),
+        _ => None,
+    };
+    let lab_link = Route::Lab { scenario: None };
+    let verify_link = Route::Verify {
+        id: String::new(),
+        name: String::new(),
+    };
+    let nav = view! {
+        <header class="site-header no-print">
+            <p class="brand">"Gradient Accumulation Lab"</p>
+            <nav aria-label="Main">
+                <a href=lab_link.query() aria-current=current(&lab_link)>"Lab"</a>
+                <a href=Route::Quiz.query() aria-current=current(&Route::Quiz)>"Quiz"</a>
+                <a href=verify_link.query() aria-current=current(&verify_link)>"Verify a certificate"</a>
+            </nav>
+        </header>
+    };
+    let notices = (!notices.is_empty()).then(|| {
+        let items = notices.into_iter().map(|n| view! { <li>{n.0}</li> }).collect_view();
+        view! { <ul class="notice" role="status" data-testid="url-notice">{items}</ul> }
+    });
+    let page = match (route, bank) {
+        (Route::Lab { scenario }, _) => view! { <lab::LabPage scenario=scenario /> }.into_any(),
+        (Route::Verify { id, name }, _) => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
+        (Route::Quiz, Ok(bank)) => view! { <quiz::QuizPage bank=bank /> }.into_any(),
+        (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
+        (_, Err(e)) => {
+            view! { <p role="alert" class="error">{format!("The quiz could not be loaded: {e}")}</p> }.into_any()
+        }
+    };
     view! {
+        {nav}
         <main class="page">
-            <h1>"Gradient Accumulation Lab"</h1>
-            <p class="lead">
-                "Accumulating N micro-batches with the loss divided by N gives the same update as one full batch. "
-                "Here are ten steps of the CPU reference engine, run in your browser:"
-            </p>
-            {match result {
-                Ok(runs) => view! {
-                    <table data-testid="demo-table">
-                        <thead><tr><th scope="col">"run"</th><th scope="col">"loss after step 1"</th><th scope="col">"loss after step 10"</th></tr></thead>
-                        <tbody>
-                            {runs.into_iter().map(|(label, losses)| {
-                                let first = losses.first().map(|l| format!("{l:.6}")).unwrap_or_default();
-                                let last = losses.last().map(|l| format!("{l:.6}")).unwrap_or_default();
-                                // Full precision for the test that compares wasm with native numbers.
-                                let exact = losses.last().map(|l| format!("{l:e}")).unwrap_or_default();
-                                view! { <tr><td>{label}</td><td>{first}</td><td data-loss=exact>{last}</td></tr> }
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                }.into_any(),
-                Err(message) => view! { <p role="alert" class="error">{message}</p> }.into_any(),
-            }}
+            <h1 class="visually-hidden">"Gradient Accumulation Lab"</h1>
+            {notices}
+            {page}
         </main>
     }
+}
+
+/// Error messages are written as clauses; the UI shows them as sentences.
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// Mounts the app on `<body>`.

@@ -1,0 +1,148 @@
+// The quiz as a learner takes it: wrong answers first, then right; a reload mid-quiz; passing;
+// the certificate; and its share link verified in a fresh browser.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { serveDist, launchBrowser, screenshot, repoRoot } from '../harness.mjs';
+
+const bank = JSON.parse(readFileSync(join(repoRoot, 'assets', 'quiz', 'bank.json'), 'utf8'));
+const WRONG_FIRST = 2;
+
+let server;
+let browser;
+
+before(async () => {
+  server = await serveDist();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function currentQuestion(page) {
+  const id = await page.getByTestId('question').getAttribute('data-question-id');
+  return bank.questions.find((q) => q.id === id);
+}
+
+async function answer(page, question, right) {
+  if (question.kind === 'numeric') {
+    await page.getByTestId('numeric-answer').fill(String(right ? question.answer : question.answer + 7));
+  } else {
+    const chosen = question.options.filter((o) => o.correct === right);
+    const picks = question.kind === 'multiple' && right ? chosen : chosen.slice(0, 1);
+    for (const option of picks) {
+      await page.locator('label.option', { hasText: option.text }).click();
+    }
+  }
+  await page.getByTestId('check').click();
+  const feedback = page.getByTestId('feedback');
+  await feedback.waitFor();
+  assert.equal(await feedback.getAttribute('data-correct'), String(right), `${question.id}: graded as expected`);
+  return feedback;
+}
+
+test('take the quiz, reload midway, pass, and verify the certificate elsewhere', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${server.url}?view=quiz`);
+
+  const total = bank.questions.length;
+  for (let i = 0; i < total; i++) {
+    const question = await currentQuestion(page);
+    assert.ok(question, `question ${i + 1} is from the bank`);
+    if (i < WRONG_FIRST) {
+      const feedback = await answer(page, question, false);
+      // Instant, explained feedback: the question's explanation and one per option.
+      assert.match(await feedback.textContent(), /Not quite/);
+      if (question.options) {
+        assert.equal(await feedback.locator('li').count(), question.options.length);
+      }
+      if (i === 0) await screenshot(page, 'quiz-wrong-answer');
+      await page.getByTestId('try-again').click();
+    }
+    await answer(page, question, true);
+    if (i === 4) {
+      // Reload mid-quiz: the same question and its feedback come back, nothing is lost.
+      await page.reload();
+      await page.getByTestId('feedback').waitFor();
+      assert.equal((await currentQuestion(page)).id, question.id);
+      assert.match(await page.getByTestId('score-line').textContent(), /5 of 17 questions answered|5 of \d+ questions answered/);
+    }
+    if (i + 1 < total) await page.getByTestId('next').click();
+  }
+
+  await page.getByTestId('see-result').click();
+  const result = page.getByTestId('result');
+  assert.equal(await result.getAttribute('data-passed'), 'true');
+  await page.getByTestId('cert-name').fill('Ada Lovelace');
+  await page.getByTestId('get-certificate').click();
+  const id = (await page.getByTestId('certificate-id').textContent()).trim();
+  assert.match(id, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+  const expectedPercent = Math.floor((100 * (total - WRONG_FIRST)) / total);
+  assert.match(await page.getByTestId('certificate').textContent(), new RegExp(`${expectedPercent} %`));
+  await screenshot(page, 'quiz-certificate');
+
+  // A PNG download of the certificate.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-png').click()]);
+  assert.match(download.suggestedFilename(), /^certificate-.*\.png$/);
+  const png = readFileSync(await download.path());
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.ok(png.length > 10_000, 'the PNG has content');
+
+  // Printing shows the certificate and hides the site chrome and the quiz.
+  await page.emulateMedia({ media: 'print' });
+  assert.equal(await page.locator('.site-header').isVisible(), false);
+  assert.equal(await page.getByTestId('question').isVisible(), false);
+  assert.equal(await page.getByTestId('certificate').isVisible(), true);
+  await screenshot(page, 'quiz-certificate-print');
+  await page.emulateMedia({ media: 'screen' });
+
+  // The certificate survives a reload on its own page.
+  await page.goto(`${server.url}?view=certificate`);
+  assert.equal((await page.getByTestId('certificate-id').textContent()).trim(), id);
+  const shareHref = await page.getByTestId('share-link').getAttribute('href');
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  // Someone else opens the share link in a fresh browser context.
+  const other = await browser.newContext();
+  const checker = await other.newPage();
+  await checker.goto(shareHref);
+  const verdict = checker.getByTestId('verify-result');
+  await verdict.waitFor();
+  assert.equal(await verdict.getAttribute('data-valid'), 'true');
+  assert.match(await verdict.textContent(), /Ada Lovelace passed .* with \d+ % on \d{4}-\d{2}-\d{2}/);
+  assert.match(await checker.getByTestId('trust-note').textContent(), /does not prove who issued it/);
+  await screenshot(checker, 'verify-valid');
+
+  // A changed name and a mistyped ID are rejected, each with its reason.
+  await checker.getByTestId('verify-name').fill('Ada Byron');
+  await checker.getByTestId('verify').click();
+  assert.equal(await verdict.getAttribute('data-valid'), 'false');
+  assert.match(await verdict.textContent(), /name does not match/);
+  const typo = id.slice(0, 3) + (id[3] === 'A' ? 'B' : 'A') + id.slice(4);
+  await checker.getByTestId('verify-name').fill('Ada Lovelace');
+  await checker.getByTestId('verify-id').fill(typo);
+  await checker.getByTestId('verify').click();
+  assert.match(await verdict.textContent(), /mistyped/);
+  await screenshot(checker, 'verify-typo');
+  await other.close();
+});
+
+test('an unreadable saved attempt is kept aside and the quiz still opens', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}?view=quiz`);
+  await page.evaluate((version) => localStorage.setItem(`gradlab.quiz.v${version}`, '{broken'), bank.version);
+  await page.reload();
+  await page.getByTestId('question').waitFor();
+  assert.match(await page.getByRole('status').first().textContent(), /could not be read/);
+  const backup = await page.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}.unreadable`), bank.version);
+  assert.equal(backup, '{broken');
+  await context.close();
+});

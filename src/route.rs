@@ -1,0 +1,145 @@
+//! Which page the app shows, parsed from the URL's query parameters. Plain Rust, tested natively;
+//! the web layer only hands over the decoded pairs.
+
+use crate::sim::scenario::SCENARIO_IDS;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// The Lab, optionally on one scenario.
+    Lab {
+        scenario: Option<String>,
+    },
+    Quiz,
+    Certificate,
+    /// Verify a certificate: both fields may be pre-filled from a share link.
+    Verify {
+        id: String,
+        name: String,
+    },
+}
+
+/// A URL parameter that was ignored, with why; shown to the user, never fatal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice(pub String);
+
+const MAX_PARAM_CHARS: usize = 200;
+
+impl Route {
+    pub fn from_pairs(pairs: &[(String, String)]) -> (Route, Vec<Notice>) {
+        let mut notices = Vec::new();
+        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        let clipped = |value: Option<&str>| {
+            value
+                .unwrap_or_default()
+                .chars()
+                .take(MAX_PARAM_CHARS)
+                .collect::<String>()
+        };
+        let route = match get("view").unwrap_or("lab") {
+            "quiz" => Route::Quiz,
+            "certificate" => Route::Certificate,
+            "verify" => Route::Verify {
+                id: clipped(get("id")),
+                name: clipped(get("name")),
+            },
+            other => {
+                if other != "lab" {
+                    notices.push(Notice(format!(
+                        "Unknown page \"{}\"; showing the Lab.",
+                        other.chars().take(40).collect::<String>()
+                    )));
+                }
+                let scenario = match get("scenario") {
+                    Some(id) if SCENARIO_IDS.contains(&id) => Some(id.to_string()),
+                    Some(id) => {
+                        notices.push(Notice(format!(
+                            "Unknown scenario \"{}\"; showing the default one.",
+                            id.chars().take(40).collect::<String>()
+                        )));
+                        None
+                    }
+                    None => None,
+                };
+                Route::Lab { scenario }
+            }
+        };
+        (route, notices)
+    }
+
+    /// The query string that leads to this route.
+    pub fn query(&self) -> String {
+        match self {
+            Route::Lab { scenario: None } => "?view=lab".into(),
+            Route::Lab { scenario: Some(id) } => format!("?view=lab&scenario={id}"),
+            Route::Quiz => "?view=quiz".into(),
+            Route::Certificate => "?view=certificate".into(),
+            Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
+        }
+    }
+}
+
+/// Percent-encodes everything but unreserved characters (RFC 3986).
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn parses_each_view() {
+        assert_eq!(Route::from_pairs(&[]).0, Route::Lab { scenario: None });
+        assert_eq!(Route::from_pairs(&pairs(&[("view", "quiz")])).0, Route::Quiz);
+        let (route, notices) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", "AB"), ("name", "Ada")]));
+        assert_eq!(
+            route,
+            Route::Verify {
+                id: "AB".into(),
+                name: "Ada".into()
+            }
+        );
+        assert!(notices.is_empty());
+        let (route, _) = Route::from_pairs(&pairs(&[("scenario", "norms")]));
+        assert_eq!(
+            route,
+            Route::Lab {
+                scenario: Some("norms".into())
+            }
+        );
+    }
+
+    #[test]
+    fn bad_parameters_fall_back_with_a_notice() {
+        let (route, notices) = Route::from_pairs(&pairs(&[("view", "<script>"), ("scenario", "nope")]));
+        assert_eq!(route, Route::Lab { scenario: None });
+        assert_eq!(notices.len(), 2);
+        let long = "x".repeat(10_000);
+        let (route, _) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", &long)]));
+        let Route::Verify { id, .. } = route else { panic!() };
+        assert_eq!(id.len(), MAX_PARAM_CHARS);
+    }
+
+    #[test]
+    fn share_links_encode_names() {
+        let route = Route::Verify {
+            id: "ABCDE-FGHJK-MNPQR".into(),
+            name: "José & Ana".into(),
+        };
+        assert_eq!(
+            route.query(),
+            "?view=verify&id=ABCDE-FGHJK-MNPQR&name=Jos%C3%A9%20%26%20Ana"
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! The few browser calls the app needs, in one place: storage, URL, clock, randomness, printing
+//! and downloads. Every failure comes back as a message for the UI; nothing here panics.
+
+use wasm_bindgen::JsCast;
+
+use crate::quiz::certificate::CivilDate;
+
+fn window() -> Result<web_sys::Window, String> {
+    web_sys::window().ok_or_else(|| "no browser window".to_string())
+}
+
+fn storage() -> Result<web_sys::Storage, String> {
+    window()?
+        .local_storage()
+        .map_err(|_| "browser storage is blocked".to_string())?
+        .ok_or_else(|| "browser storage is not available".to_string())
+}
+
+pub fn load(key: &str) -> Option<String> {
+    storage().ok()?.get_item(key).ok()?
+}
+
+pub fn save(key: &str, value: &str) -> Result<(), String> {
+    storage()?
+        .set_item(key, value)
+        .map_err(|_| "could not save progress (storage full or blocked)".to_string())
+}
+
+/// Decoded query parameters of the current URL.
+pub fn query_pairs() -> Vec<(String, String)> {
+    let Ok(search) = window().and_then(|w| w.location().search().map_err(|_| String::new())) else {
+        return Vec::new();
+    };
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return Vec::new();
+    };
+    let mut pairs = Vec::new();
+    if let Ok(Some(iterator)) = js_sys::try_iter(&params) {
+        for entry in iterator.flatten() {
+            let entry: js_sys::Array = entry.unchecked_into();
+            if let (Some(key), Some(value)) = (entry.get(0).as_string(), entry.get(1).as_string()) {
+                pairs.push((key, value));
+            }
+        }
+    }
+    pairs
+}
+
+/// `origin + path` of the page, to build share links.
+pub fn page_base() -> String {
+    window()
+        .ok()
+        .and_then(|w| {
+            let location = w.location();
+            Some(format!("{}{}", location.origin().ok()?, location.pathname().ok()?))
+        })
+        .unwrap_or_default()
+}
+
+pub fn today() -> CivilDate {
+    let now = js_sys::Date::new_0();
+    CivilDate {
+        year: now.get_full_year() as i32,
+        month: now.get_month() + 1,
+        day: now.get_date(),
+    }
+}
+
+pub fn random_seed() -> u64 {
+    (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
+}
+
+pub fn print() {
+    if let Ok(w) = window() {
+        let _ = w.print();
+    }
+}
+
+/// Saves a canvas's content as a PNG download.
+pub fn download_canvas_png(canvas: &web_sys::HtmlCanvasElement, file_name: &str) -> Result<(), String> {
+    let url = canvas
+        .to_data_url()
+        .map_err(|_| "could not encode the image".to_string())?;
+    let document = window()?.document().ok_or("no document")?;
+    let anchor: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|_| "could not create a link".to_string())?
+        .unchecked_into();
+    anchor.set_href(&url);
+    anchor.set_download(file_name);
+    anchor.click();
+    Ok(())
+}
+
+/// A canvas element not attached to the page.
+pub fn offscreen_canvas(
+    width: u32,
+    height: u32,
+) -> Result<(web_sys::HtmlCanvasElement, web_sys::CanvasRenderingContext2d), String> {
+    let document = window()?.document().ok_or("no document")?;
+    let canvas: web_sys::HtmlCanvasElement = document
+        .create_element("canvas")
+        .map_err(|_| "could not create a canvas".to_string())?
+        .unchecked_into();
+    canvas.set_width(width);
+    canvas.set_height(height);
+    let context = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .ok_or("no 2D canvas context")?
+        .unchecked_into::<web_sys::CanvasRenderingContext2d>();
+    Ok((canvas, context))
+}

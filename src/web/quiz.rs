@@ -1,0 +1,342 @@
+//! The quiz page: one question at a time, instant feedback, progress saved on every answer.
+
+use leptos::prelude::*;
+
+use super::certificate::CertificateCard;
+use super::{browser, capitalize};
+use crate::quiz::attempt::{storage_key, Answer, Attempt, Feedback, RestoreError};
+use crate::quiz::bank::{QuestionBank, QuestionKind};
+use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
+use crate::route::Route;
+
+/// Loads saved progress; an unreadable save is kept under a backup key, never thrown away.
+fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
+    let key = storage_key(bank.version);
+    match browser::load(&key) {
+        None => (Attempt::new(bank, browser::random_seed()), None),
+        Some(saved) => match Attempt::restore(bank, &saved) {
+            Ok(attempt) => (attempt, None),
+            Err(error @ (RestoreError::Unreadable(_) | RestoreError::OtherVersion { .. })) => {
+                let backup = format!("{key}.unreadable");
+                let kept = browser::save(&backup, &saved).is_ok();
+                let note = if kept {
+                    format!("{error}. It was kept under \"{backup}\"; a new attempt has started.")
+                } else {
+                    format!("{error}. A new attempt has started.")
+                };
+                (Attempt::new(bank, browser::random_seed()), Some(note))
+            }
+        },
+    }
+}
+
+fn load_issued(bank: &QuestionBank) -> Option<IssuedCertificate> {
+    let saved = browser::load(&certificate::storage_key(bank.version))?;
+    serde_json::from_str(&saved).ok()
+}
+
+#[component]
+pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
+    let (initial, restore_notice) = load_attempt(&bank);
+    let initial_feedback = initial.feedback_for(&bank, initial.current);
+    let issued = RwSignal::new(load_issued(&bank));
+    let bank = StoredValue::new(bank);
+    let attempt = RwSignal::new(initial);
+    let feedback = RwSignal::new(initial_feedback);
+    let selection = RwSignal::new(Vec::<usize>::new());
+    let numeric = RwSignal::new(String::new());
+    let message = RwSignal::new(restore_notice);
+    let show_result = RwSignal::new(false);
+    let name = RwSignal::new(String::new());
+
+    let persist = move || {
+        let saved = attempt.with_untracked(Attempt::save);
+        let key = storage_key(bank.with_value(|b| b.version));
+        if let Err(e) = browser::save(&key, &saved) {
+            message.set(Some(e));
+        }
+    };
+
+    let go_to = move |index: usize| {
+        attempt.update(|a| a.current = index);
+        feedback.set(bank.with_value(|b| attempt.with_untracked(|a| a.feedback_for(b, index))));
+        selection.set(Vec::new());
+        numeric.set(String::new());
+        show_result.set(false);
+        persist();
+    };
+
+    let check = move |_| {
+        let index = attempt.with_untracked(|a| a.current);
+        let answer = bank.with_value(|b| match &b.questions[index].kind {
+            QuestionKind::Single { .. } => selection.get_untracked().first().copied().map(Answer::Single),
+            QuestionKind::Multiple { .. } => Some(Answer::Multiple(selection.get_untracked())),
+            QuestionKind::Numeric { .. } => {
+                let text = numeric.get_untracked().trim().replace(',', ".");
+                Some(Answer::Numeric(text.parse::<f64>().unwrap_or(f64::NAN)))
+            }
+        });
+        let Some(answer) = answer else {
+            message.set(Some("Choose an option first.".into()));
+            return;
+        };
+        let result = bank.with_value(|b| {
+            let mut result = None;
+            attempt.update(|a| result = Some(a.answer(b, index, answer)));
+            result
+        });
+        match result {
+            Some(Ok(f)) => {
+                message.set(None);
+                feedback.set(Some(f));
+                persist();
+            }
+            Some(Err(e)) => message.set(Some(format!("{}.", capitalize(&e.to_string())))),
+            None => {}
+        }
+    };
+
+    let try_again = move |_| {
+        feedback.set(None);
+        selection.set(Vec::new());
+        numeric.set(String::new());
+    };
+
+    let new_attempt = move |_| {
+        attempt.set(bank.with_value(|b| Attempt::new(b, browser::random_seed())));
+        feedback.set(None);
+        selection.set(Vec::new());
+        show_result.set(false);
+        persist();
+    };
+
+    let issue = move |_| {
+        let score = bank.with_value(|b| attempt.with_untracked(|a| a.score(b)));
+        let cert = Certificate {
+            name: name.get_untracked(),
+            score_percent: score.percent,
+            date: browser::today(),
+            quiz_version: bank.with_value(|b| b.version),
+        };
+        match cert.id() {
+            Ok(id) => {
+                let record = IssuedCertificate {
+                    name: certificate::normalize_name(&cert.name),
+                    id,
+                };
+                let key = certificate::storage_key(cert.quiz_version);
+                if let Err(e) = browser::save(&key, &serde_json::to_string(&record).unwrap_or_default()) {
+                    message.set(Some(e));
+                }
+                issued.set(Some(record));
+            }
+            Err(e) => message.set(Some(format!("{}.", capitalize(&e.to_string())))),
+        }
+    };
+
+    let question_view = move || {
+        let a = attempt.get();
+        let shown = feedback.get();
+        bank.with_value(|b| {
+            let index = a.current;
+            let q = &b.questions[index];
+            let total = b.questions.len();
+            let locked = shown.is_some();
+            let input_name = format!("q-{}", q.id);
+            let inputs = match &q.kind {
+                QuestionKind::Single { options } | QuestionKind::Multiple { options } => {
+                    let multiple = matches!(q.kind, QuestionKind::Multiple { .. });
+                    a.option_order(q)
+                        .into_iter()
+                        .map(|i| {
+                            let text = options[i].text.clone();
+                            let input_name = input_name.clone();
+                            let kind = if multiple { "checkbox" } else { "radio" };
+                            view! {
+                                <label class="option">
+                                    <input
+                                        type=kind
+                                        name=input_name
+                                        disabled=locked
+                                        prop:checked=move || selection.with(|s| s.contains(&i))
+                                        on:change=move |_| {
+                                            if multiple {
+                                                selection.update(|s| {
+                                                    if let Some(p) = s.iter().position(|&x| x == i) {
+                                                        s.remove(p);
+                                                    } else {
+                                                        s.push(i);
+                                                    }
+                                                });
+                                            } else {
+                                                selection.set(vec![i]);
+                                            }
+                                        }
+                                    />
+                                    <span>{text}</span>
+                                </label>
+                            }
+                        })
+                        .collect_view()
+                        .into_any()
+                }
+                QuestionKind::Numeric { unit, .. } => {
+                    let unit = unit.clone();
+                    view! {
+                        <label class="numeric">
+                            <span class="visually-hidden">"Your answer"</span>
+                            <input
+                                type="text"
+                                inputmode="decimal"
+                                data-testid="numeric-answer"
+                                disabled=locked
+                                prop:value=move || numeric.get()
+                                on:input=move |ev| numeric.set(event_target_value(&ev))
+                            />
+                            <span>{unit}</span>
+                        </label>
+                    }
+                    .into_any()
+                }
+            };
+            let hint = if matches!(q.kind, QuestionKind::Multiple { .. }) {
+                "Select all that apply."
+            } else {
+                ""
+            };
+            view! {
+                <p class="counter">{format!("Question {} of {total} · {}", index + 1, q.topic)}</p>
+                <fieldset class="question" data-testid="question" data-question-id=q.id.clone()>
+                    <legend class="prompt" data-testid="question-prompt">{q.prompt.clone()}</legend>
+                    <p class="hint">{hint}</p>
+                    {inputs}
+                </fieldset>
+            }
+            .into_any()
+        })
+    };
+
+    let feedback_view = move || {
+        let f: Feedback = feedback.get()?;
+        let options = bank.with_value(|b| {
+            let q = &b.questions[attempt.with(|a| a.current)];
+            f.options
+                .iter()
+                .map(|o| {
+                    let text = q.options()[o.index].text.clone();
+                    let verdict = match (o.correct, o.selected) {
+                        (true, true) => "✓ Correct, and you chose it",
+                        (true, false) => "✓ Correct (not chosen)",
+                        (false, true) => "✗ Not correct, and you chose it",
+                        (false, false) => "✗ Not correct",
+                    };
+                    let class = if o.correct {
+                        "opt-feedback right"
+                    } else {
+                        "opt-feedback wrong"
+                    };
+                    view! {
+                        <li class=class>
+                            <strong>{verdict}": "</strong>{text}<br/>
+                            <span class="why">{o.explanation.clone()}</span>
+                        </li>
+                    }
+                })
+                .collect_view()
+        });
+        let banner = if f.correct { "Correct!" } else { "Not quite." };
+        let class = if f.correct {
+            "feedback correct"
+        } else {
+            "feedback incorrect"
+        };
+        let lab_link = f.scenario.clone().map(|id| {
+            let href = Route::Lab { scenario: Some(id) }.query();
+            view! { <a href=href class="lab-link">"See it in the Lab"</a> }
+        });
+        Some(view! {
+            <section class=class data-testid="feedback" data-correct=f.correct.to_string()>
+                <h3>{banner}</h3>
+                <p>{f.explanation.clone()}</p>
+                <ul class="option-feedback">{options}</ul>
+                {lab_link}
+            </section>
+        })
+    };
+
+    let score_line = move || {
+        let s = bank.with_value(|b| attempt.with(|a| a.score(b)));
+        format!(
+            "First-try score: {} of {} answered correctly ({} of {} questions answered)",
+            s.first_try_correct, s.answered, s.answered, s.total
+        )
+    };
+
+    let navigation = move || {
+        let (index, total, complete) =
+            bank.with_value(|b| attempt.with(|a| (a.current, b.questions.len(), a.is_complete(b))));
+        let answered = feedback.with(Option::is_some);
+        let wrong = feedback.with(|f| f.as_ref().is_some_and(|f| !f.correct));
+        view! {
+            <div class="quiz-actions">
+                <button type="button" disabled=index == 0 on:click=move |_| go_to(index - 1)>"Previous"</button>
+                {(!answered).then(|| view! { <button type="button" class="primary" data-testid="check" on:click=check>"Check answer"</button> })}
+                {wrong.then(|| view! { <button type="button" data-testid="try-again" on:click=try_again>"Try again"</button> })}
+                {(index + 1 < total).then(|| view! { <button type="button" data-testid="next" on:click=move |_| go_to(index + 1)>"Next question"</button> })}
+                {complete.then(|| view! { <button type="button" class="primary" data-testid="see-result" on:click=move |_| show_result.set(true)>"See your result"</button> })}
+            </div>
+        }
+    };
+
+    let result_view = move || {
+        if !show_result.get() {
+            return None;
+        }
+        let (score, threshold, unsolved) =
+            bank.with_value(|b| attempt.with(|a| (a.score(b), b.pass_threshold, a.unsolved(b))));
+        let needed = format!("{:.0} %", threshold * 100.0);
+        let retry_links = unsolved
+            .into_iter()
+            .map(|i| view! { <li><button type="button" class="link" on:click=move |_| go_to(i)>{format!("Question {}", i + 1)}</button></li> })
+            .collect_view();
+        let body = if score.passed {
+            view! {
+                <p>{format!("You passed with {} % (pass mark {needed}).", score.percent)}</p>
+                <form class="name-form" on:submit=move |ev| { ev.prevent_default(); issue(()); }>
+                    <label for="cert-name">"Your name, as it should appear on the certificate"</label>
+                    <input id="cert-name" data-testid="cert-name" maxlength="80" required
+                        prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
+                    <button type="submit" class="primary" data-testid="get-certificate">"Get my certificate"</button>
+                </form>
+            }
+            .into_any()
+        } else {
+            view! {
+                <p>{format!("{} %: the pass mark is {needed}. Revisit the questions you missed, then start a new attempt.", score.percent)}</p>
+                <ul class="retry">{retry_links}</ul>
+                <button type="button" data-testid="new-attempt" on:click=new_attempt>"Start a new attempt"</button>
+            }
+            .into_any()
+        };
+        Some(view! {
+            <section class="result" data-testid="result" data-passed=score.passed.to_string() aria-live="polite">
+                <h2>"Your result"</h2>
+                {body}
+            </section>
+        })
+    };
+
+    view! {
+        <section class="quiz">
+            <h2>"Quiz: gradient accumulation"</h2>
+            <p class="muted">"Only your first answer to each question counts towards the score; retry as often as you like to learn. Progress is saved in this browser."</p>
+            <p class="muted" data-testid="score-line">{score_line}</p>
+            <div role="status" aria-live="polite" class="message">{move || message.get()}</div>
+            {question_view}
+            <div aria-live="polite">{feedback_view}</div>
+            {navigation}
+            {result_view}
+            {move || issued.get().map(|c| view! { <CertificateCard issued=c /> })}
+        </section>
+    }
+}
