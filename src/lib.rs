@@ -2,10 +2,12 @@
 //!
 //! Layers, each depending only on those above it in this list (see ARCHITECTURE.md):
 //! - [`sim`]: the simulation core (data, model, CPU reference, regimes, metrics, lab). Pure Rust.
+//! - [`gpu`]: WGSL kernels through wgpu (depends on `sim` only).
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
 //! - `cli` (native only): the `gradlab` command's logic.
 //! - `web` (wasm only): the Leptos app.
 
+pub mod gpu;
 pub mod plot;
 pub mod quiz;
 pub mod route;

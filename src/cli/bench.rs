@@ -56,7 +56,7 @@ pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "{:<10} {:<14} {:<22} {:>12} {:>12}",
-        "engine", "regime", "per step", "steps/s", "ms/step"
+        "engine", "regime", "work per step", "steps/s", "ms/step"
     )?;
     for (name, metrics) in [
         ("training only", MetricOps::NONE),

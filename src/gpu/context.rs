@@ -1,0 +1,112 @@
+//! Device set-up, separate from the work (as in wgpu's compute examples): tests and the app
+//! create one context and pass it to everything that dispatches.
+
+use std::sync::{Arc, Mutex};
+
+use super::GpuError;
+
+/// An adapter, its device and queue, and the errors the device reported outside error scopes.
+#[derive(Debug, Clone)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter_name: String,
+    pub backend: String,
+    errors: Arc<Mutex<Vec<GpuError>>>,
+}
+
+impl GpuContext {
+    /// Requests an adapter and a device; never panics, and says why when there is none.
+    pub async fn new() -> Result<Self, GpuError> {
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        descriptor.backends = if cfg!(target_arch = "wasm32") {
+            wgpu::Backends::BROWSER_WEBGPU
+        } else {
+            wgpu::Backends::VULKAN
+        };
+        let instance = wgpu::Instance::new(descriptor);
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..wgpu::RequestAdapterOptions::default()
+            })
+            .await
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("gradlab"),
+                required_features: wgpu::Features::empty(),
+                required_limits: wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()),
+                ..wgpu::DeviceDescriptor::default()
+            })
+            .await
+            .map_err(|e| GpuError::Device(e.to_string()))?;
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&errors);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            let error = match error {
+                wgpu::Error::OutOfMemory { .. } => GpuError::OutOfMemory(error.to_string()),
+                other => GpuError::Validation(other.to_string()),
+            };
+            if let Ok(mut list) = sink.lock() {
+                list.push(error);
+            }
+        }));
+        let lost = Arc::clone(&errors);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut list) = lost.lock() {
+                list.push(GpuError::DeviceLost(format!("{reason:?}: {message}")));
+            }
+        });
+        Ok(Self {
+            device,
+            queue,
+            adapter_name: info.name,
+            backend: format!("{:?}", info.backend),
+            errors,
+        })
+    }
+
+    /// Errors reported since the last call (uncaptured validation errors, device loss).
+    pub fn take_errors(&self) -> Vec<GpuError> {
+        self.errors
+            .lock()
+            .map(|mut list| std::mem::take(&mut *list))
+            .unwrap_or_default()
+    }
+
+    /// A storage buffer initialized from `values`.
+    pub fn storage_buffer(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        let contents: &[u8] = if values.is_empty() {
+            &[0; 4]
+        } else {
+            bytemuck::cast_slice(values)
+        };
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        })
+    }
+
+    /// A zeroed storage buffer of `len` f32 values.
+    pub fn zeroed_buffer(&self, label: &str, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (4 * len.max(1)) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    pub fn uniform_buffer(&self, label: &str, words: &[u32]) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytemuck::cast_slice(words),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        })
+    }
+}

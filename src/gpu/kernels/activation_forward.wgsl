@@ -1,0 +1,32 @@
+// Element-wise activation forward: a = f(u).
+// `kind`: 0 ReLU, 1 tanh, 2 GELU (tanh approximation, as the CPU reference).
+
+struct Dims {
+    len: u32,
+    kind: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> u: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+const GELU_C: f32 = 0.7978845608028654;
+const GELU_A: f32 = 0.044715;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.x;
+    if index >= dims.len {
+        return;
+    }
+    let v = u[index];
+    var a = 0.0;
+    switch dims.kind {
+        case 0u: { a = max(v, 0.0); }
+        case 1u: { a = tanh(v); }
+        default: { a = 0.5 * v * (1.0 + tanh(GELU_C * (v + GELU_A * v * v * v))); }
+    }
+    out[index] = a;
+}

@@ -1,0 +1,32 @@
+//! The GPU engine layer: WGSL compute kernels dispatched through wgpu (WebGPU in the browser,
+//! Vulkan natively, Mesa lavapipe in tests). Depends on `sim` only; knows nothing of the UI.
+//!
+//! Status: the device context, error reporting, async readback and the first kernels (linear
+//! forward/backward, activations) with their CPU comparison tests. The full training engine
+//! behind `sim::backend::TrainingBackend` builds on these.
+
+pub mod context;
+pub mod kernels;
+pub mod ops;
+pub mod readback;
+
+use thiserror::Error;
+
+/// Errors of the GPU layer; the UI shows them and falls back to the CPU engine.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum GpuError {
+    #[error("no GPU adapter is available ({0})")]
+    NoAdapter(String),
+    #[error("the GPU device could not be created: {0}")]
+    Device(String),
+    #[error("the GPU reported a validation error: {0}")]
+    Validation(String),
+    #[error("the GPU ran out of memory: {0}")]
+    OutOfMemory(String),
+    #[error("the GPU device was lost: {0}")]
+    DeviceLost(String),
+    #[error("reading results back from the GPU failed: {0}")]
+    Readback(String),
+    #[error("shape mismatch before dispatch: {0}")]
+    Shape(String),
+}
