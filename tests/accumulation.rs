@@ -27,11 +27,11 @@ fn trained(backend: &Backend, config: gradlab::sim::lab::LabConfig, steps: u64) 
 }
 
 fn params(lab: &AnyLab, run: usize) -> Vec<f64> {
-    lab.runs()[run].backend.parameters()
+    lab.runs()[run].backend.parameters().unwrap()
 }
 
 fn gradient(lab: &AnyLab, run: usize) -> Vec<f64> {
-    lab.runs()[run].backend.gradient()
+    lab.runs()[run].backend.gradient().unwrap()
 }
 
 const OPTIMIZERS: [(OptimizerSpec, f64); 4] = [
@@ -175,8 +175,8 @@ fn batch_norm_running_statistics_update_once_per_micro_batch(backend: &Backend) 
     // Running mean starts at 0 and decays by (1 - momentum) per update: after one step the full
     // batch has updated once, the accumulated run four times, so the initial value's weight in the
     // running variance (which starts at 1) is 0.9 against 0.9^4.
-    let full = lab.runs()[0].backend.buffers();
-    let accumulated = lab.runs()[1].backend.buffers();
+    let full = lab.runs()[0].backend.buffers().unwrap();
+    let accumulated = lab.runs()[1].backend.buffers().unwrap();
     assert_ne!(full, accumulated);
     let width = 8;
     let keep_once: f64 = 1.0 - momentum;

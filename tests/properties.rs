@@ -155,6 +155,6 @@ trait Parameters {
 
 impl<B: gradlab::sim::backend::TrainingBackend> Parameters for gradlab::sim::lab::LabRun<B> {
     fn backend_parameters(&self) -> Vec<f64> {
-        self.backend.parameters()
+        self.backend.parameters().unwrap()
     }
 }

@@ -35,3 +35,22 @@ fn the_validator_rejects_a_broken_kernel() {
     };
     assert!(rejected);
 }
+
+#[test]
+fn every_wgsl_file_is_listed_and_so_validated() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu/kernels");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            if path.extension()? != "wgsl" {
+                return None;
+            }
+            Some(path.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = kernels::ALL.iter().map(|k| k.name.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed);
+}

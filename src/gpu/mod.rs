@@ -6,6 +6,7 @@
 //! behind `sim::backend::TrainingBackend` builds on these.
 
 pub mod context;
+pub mod engine;
 pub mod kernels;
 pub mod ops;
 pub mod readback;

@@ -44,14 +44,10 @@ pub fn activation_code(kind: Activation) -> u32 {
     }
 }
 
-/// The compiled pipelines.
+/// The compiled pipelines, one per kernel, built once per device.
 #[derive(Debug)]
 pub struct GpuOps {
-    linear_forward: wgpu::ComputePipeline,
-    linear_backward_params: wgpu::ComputePipeline,
-    linear_backward_input: wgpu::ComputePipeline,
-    activation_forward: wgpu::ComputePipeline,
-    activation_backward: wgpu::ComputePipeline,
+    pipelines: Vec<(&'static str, wgpu::ComputePipeline)>,
 }
 
 fn pipeline(context: &GpuContext, kernel: &Kernel, entry: &str) -> wgpu::ComputePipeline {
@@ -88,12 +84,57 @@ fn check(buffer: &wgpu::Buffer, needed: u64, what: &str) -> Result<(), GpuError>
 impl GpuOps {
     pub fn new(context: &GpuContext) -> Self {
         Self {
-            linear_forward: pipeline(context, &kernels::LINEAR_FORWARD, "main"),
-            linear_backward_params: pipeline(context, &kernels::LINEAR_BACKWARD_PARAMS, "main"),
-            linear_backward_input: pipeline(context, &kernels::LINEAR_BACKWARD_INPUT, "main"),
-            activation_forward: pipeline(context, &kernels::ACTIVATION_FORWARD, "main"),
-            activation_backward: pipeline(context, &kernels::ACTIVATION_BACKWARD, "main"),
+            pipelines: kernels::ALL
+                .iter()
+                .map(|kernel| (kernel.name, pipeline(context, kernel, kernel.entry_points[0])))
+                .collect(),
         }
+    }
+
+    fn pipeline(&self, kernel: &Kernel) -> Result<&wgpu::ComputePipeline, GpuError> {
+        self.pipelines
+            .iter()
+            .find(|(name, _)| *name == kernel.name)
+            .map(|(_, p)| p)
+            .ok_or_else(|| GpuError::Shape(format!("kernel {} has no pipeline", kernel.name)))
+    }
+
+    /// Encodes `kernel` over `invocations` threads (64 per workgroup) with a fresh uniform holding
+    /// `uniform` and `buffers` at bindings 1, 2, .... Values are baked per dispatch, so several
+    /// micro-batches with different constants can share one command buffer.
+    pub fn run(
+        &self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        kernel: &Kernel,
+        uniform: &[u32],
+        buffers: &[&wgpu::Buffer],
+        invocations: u32,
+    ) -> Result<(), GpuError> {
+        let pipeline = self.pipeline(kernel)?;
+        Self::dispatch(
+            context,
+            encoder,
+            pipeline,
+            uniform,
+            buffers,
+            invocations.div_ceil(WORKGROUP).max(1),
+        );
+        Ok(())
+    }
+
+    /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (reductions).
+    pub fn run_one_group(
+        &self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        kernel: &Kernel,
+        uniform: &[u32],
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<(), GpuError> {
+        let pipeline = self.pipeline(kernel)?;
+        Self::dispatch(context, encoder, pipeline, uniform, buffers, 1);
+        Ok(())
     }
 
     fn dispatch(
@@ -102,7 +143,7 @@ impl GpuOps {
         pipeline: &wgpu::ComputePipeline,
         uniform: &[u32],
         buffers: &[&wgpu::Buffer],
-        invocations: u32,
+        workgroups: u32,
     ) {
         let uniform = context.uniform_buffer("dims", uniform);
         let mut entries = vec![wgpu::BindGroupEntry {
@@ -123,7 +164,7 @@ impl GpuOps {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(invocations.div_ceil(WORKGROUP).max(1), 1, 1);
+        pass.dispatch_workgroups(workgroups, 1, 1);
     }
 
     /// `y = x W^T + b`.
@@ -145,15 +186,14 @@ impl GpuOps {
         )?;
         check(params, u64::from(dims.bias_offset) + fan_out, "parameters (bias)")?;
         check(y, rows * fan_out, "output")?;
-        Self::dispatch(
+        self.run(
             context,
             encoder,
-            &self.linear_forward,
+            &kernels::LINEAR_FORWARD,
             &dims.words(),
             &[x, params, y],
             dims.rows * dims.fan_out,
-        );
-        Ok(())
+        )
     }
 
     /// Adds the weight and bias gradients of `dy` into `grads`.
@@ -175,15 +215,14 @@ impl GpuOps {
             "gradients (weight)",
         )?;
         check(grads, u64::from(dims.bias_offset) + fan_out, "gradients (bias)")?;
-        Self::dispatch(
+        self.run(
             context,
             encoder,
-            &self.linear_backward_params,
+            &kernels::LINEAR_BACKWARD_PARAMS,
             &dims.words(),
             &[x, dy, grads],
             dims.fan_out * (dims.fan_in + 1),
-        );
-        Ok(())
+        )
     }
 
     /// `dx = dy W`.
@@ -204,15 +243,14 @@ impl GpuOps {
             "parameters (weight)",
         )?;
         check(dx, rows * fan_in, "input gradient")?;
-        Self::dispatch(
+        self.run(
             context,
             encoder,
-            &self.linear_backward_input,
+            &kernels::LINEAR_BACKWARD_INPUT,
             &dims.words(),
             &[dy, params, dx],
             dims.rows * dims.fan_in,
-        );
-        Ok(())
+        )
     }
 
     /// `out = f(u)`.
@@ -227,15 +265,14 @@ impl GpuOps {
     ) -> Result<(), GpuError> {
         check(u, u64::from(len), "activation input")?;
         check(out, u64::from(len), "activation output")?;
-        Self::dispatch(
+        self.run(
             context,
             encoder,
-            &self.activation_forward,
+            &kernels::ACTIVATION_FORWARD,
             &[len, activation_code(kind), 0, 0],
             &[u, out],
             len,
-        );
-        Ok(())
+        )
     }
 
     /// `du = da * f'(u)`.
@@ -252,14 +289,13 @@ impl GpuOps {
         check(u, u64::from(len), "activation input")?;
         check(da, u64::from(len), "upstream gradient")?;
         check(du, u64::from(len), "activation gradient")?;
-        Self::dispatch(
+        self.run(
             context,
             encoder,
-            &self.activation_backward,
+            &kernels::ACTIVATION_BACKWARD,
             &[len, activation_code(kind), 0, 0],
             &[u, da, du],
             len,
-        );
-        Ok(())
+        )
     }
 }

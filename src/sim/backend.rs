@@ -36,13 +36,13 @@ pub trait TrainingBackend {
     /// Executes one optimizer step's plan. `step` is the 0-based optimizer step.
     fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError>;
     /// Records of the steps executed since the last call, oldest first.
-    fn drain_records(&mut self) -> Vec<StepRecord>;
+    fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError>;
     /// Current parameters, in the layout's flat order.
-    fn parameters(&self) -> Vec<f64>;
+    fn parameters(&self) -> Result<Vec<f64>, SimError>;
     /// The gradient buffer as it stands (after the last step: the gradient that step applied).
-    fn gradient(&self) -> Vec<f64>;
+    fn gradient(&self) -> Result<Vec<f64>, SimError>;
     /// BatchNorm running statistics, in the layout's buffer order.
-    fn buffers(&self) -> Vec<f64>;
+    fn buffers(&self) -> Result<Vec<f64>, SimError>;
     /// Class probabilities for `points` (row-major, `input_dim` each) in evaluation mode.
     fn predict(&mut self, points: &[f64]) -> Vec<f64>;
 }
@@ -55,16 +55,16 @@ impl<B: TrainingBackend + ?Sized> TrainingBackend for Box<B> {
     fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError> {
         (**self).execute(step, plan, batch)
     }
-    fn drain_records(&mut self) -> Vec<StepRecord> {
+    fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
         (**self).drain_records()
     }
-    fn parameters(&self) -> Vec<f64> {
+    fn parameters(&self) -> Result<Vec<f64>, SimError> {
         (**self).parameters()
     }
-    fn gradient(&self) -> Vec<f64> {
+    fn gradient(&self) -> Result<Vec<f64>, SimError> {
         (**self).gradient()
     }
-    fn buffers(&self) -> Vec<f64> {
+    fn buffers(&self) -> Result<Vec<f64>, SimError> {
         (**self).buffers()
     }
     fn predict(&mut self, points: &[f64]) -> Vec<f64> {

@@ -58,16 +58,18 @@ pub fn export<B: TrainingBackend>(lab: &mut Lab<B>, steps: u64) -> Result<Export
     let mut runs: Vec<ExportRun> = lab
         .runs()
         .iter()
-        .map(|run| ExportRun {
-            label: run.spec.label.clone(),
-            parameter_layout: run.layout.tensors.clone(),
-            parameter_count: run.layout.parameter_count,
-            buffer_count: run.layout.buffer_count,
-            initial_parameters: run.backend.parameters(),
-            initial_buffers: run.backend.buffers(),
-            steps: Vec::new(),
+        .map(|run| {
+            Ok(ExportRun {
+                label: run.spec.label.clone(),
+                parameter_layout: run.layout.tensors.clone(),
+                parameter_count: run.layout.parameter_count,
+                buffer_count: run.layout.buffer_count,
+                initial_parameters: run.backend.parameters()?,
+                initial_buffers: run.backend.buffers()?,
+                steps: Vec::new(),
+            })
         })
-        .collect();
+        .collect::<Result<_, SimError>>()?;
     for _ in 0..steps {
         lab.step()?;
         let examples = lab.last_examples().to_vec();
@@ -77,9 +79,9 @@ pub fn export<B: TrainingBackend>(lab: &mut Lab<B>, steps: u64) -> Result<Export
                 examples: examples.clone(),
                 micro_batch_items: run.last_micro_batch_items.clone(),
                 metrics: run.history.last().copied().unwrap_or_default(),
-                gradient: run.backend.gradient(),
-                parameters: run.backend.parameters(),
-                buffers: run.backend.buffers(),
+                gradient: run.backend.gradient()?,
+                parameters: run.backend.parameters()?,
+                buffers: run.backend.buffers()?,
             });
         }
     }

@@ -284,12 +284,16 @@ impl<B: TrainingBackend> Lab<B> {
             );
             run.backend.execute(self.step, &plan, &batch)?;
         }
-        let parameters: Vec<Vec<f64>> = self.runs.iter().map(|run| run.backend.parameters()).collect();
+        let parameters = self
+            .runs
+            .iter()
+            .map(|run| run.backend.parameters())
+            .collect::<Result<Vec<_>, _>>()?;
         for i in 0..self.runs.len() {
             let baseline = self.runs[i].baseline;
             let distance = relative_distance(&parameters[i], &parameters[baseline]);
             let run = &mut self.runs[i];
-            for mut record in run.backend.drain_records() {
+            for mut record in run.backend.drain_records()? {
                 record.param_distance = Some(distance);
                 run.history.push(record);
             }

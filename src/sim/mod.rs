@@ -44,4 +44,7 @@ pub enum SimError {
     Shape(String),
     #[error("unknown scenario \"{0}\"")]
     UnknownScenario(String),
+    /// An engine failed (GPU validation error, device lost, readback failure).
+    #[error("{0}")]
+    Engine(String),
 }

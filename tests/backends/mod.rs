@@ -1,6 +1,13 @@
 //! The engines every shared test body runs against, each with the tolerance it is held to.
 //! A new engine (the GPU one) is added here once and gets every test.
 
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::sync::{Arc, OnceLock};
+
+use gradlab::gpu::context::GpuContext;
+use gradlab::gpu::engine::{Capacity, GpuEngine};
+use gradlab::gpu::ops::GpuOps;
 use gradlab::sim::backend::TrainingBackend;
 use gradlab::sim::lab::{Lab, LabConfig};
 use gradlab::sim::reference::ReferenceEngine;
@@ -53,6 +60,56 @@ pub const CPU_F64: Backend = Backend {
     make: cpu_f64,
 };
 
+/// One device for every GPU test of a test binary; `None` only when the run opted out of GPU
+/// tests explicitly (GRADLAB_SKIP_GPU_TESTS=1). Without an adapter otherwise, the tests fail.
+pub fn gpu_device() -> Option<&'static (GpuContext, Arc<GpuOps>)> {
+    static DEVICE: OnceLock<Option<(GpuContext, Arc<GpuOps>)>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| match pollster::block_on(GpuContext::new()) {
+            Ok(context) => {
+                let ops = Arc::new(GpuOps::new(&context));
+                Some((context, ops))
+            }
+            Err(error) if std::env::var("GRADLAB_SKIP_GPU_TESTS").as_deref() == Ok("1") => {
+                eprintln!("SKIPPED GPU tests: {error} (GRADLAB_SKIP_GPU_TESTS=1)");
+                None
+            }
+            Err(error) => panic!(
+                "{error}. GPU tests need a Vulkan adapter: install Mesa lavapipe \
+                 (apt-get install mesa-vulkan-drivers libvulkan1), or set GRADLAB_SKIP_GPU_TESTS=1 to skip knowingly"
+            ),
+        })
+        .as_ref()
+}
+
+fn gpu(config: LabConfig) -> AnyLab {
+    let (context, ops) = gpu_device().expect("checked by the caller");
+    Lab::new(config.clone(), |run, layout, params, buffers, data| {
+        let micro = config.batch_size.div_ceil(run.regime.micro_batches);
+        let capacity = Capacity::for_split(&data.train, &data.test, config.batch_size, micro);
+        let engine = GpuEngine::new(
+            context.clone(),
+            Arc::clone(ops),
+            layout,
+            params,
+            buffers,
+            run.optimizer,
+            &data.test,
+            capacity,
+        )
+        .map_err(|e| gradlab::sim::SimError::Shape(e.to_string()))?;
+        Ok(Box::new(engine) as Box<dyn TrainingBackend>)
+    })
+    .expect("valid test config")
+}
+
+/// The GPU engine in f32, held to about 1e-5 relative against exact arithmetic.
+pub const GPU: Backend = Backend {
+    name: "gpu",
+    tolerance: 1e-5,
+    make: gpu,
+};
+
 /// Instantiates each named test body (`fn(&Backend)`) once per engine.
 #[macro_export]
 macro_rules! for_every_backend {
@@ -62,6 +119,13 @@ macro_rules! for_every_backend {
         }
         mod cpu_f64 {
             $( #[test] fn $test() { super::$test(&super::backends::CPU_F64) } )*
+        }
+        mod gpu {
+            $( #[test] fn $test() {
+                if super::backends::gpu_device().is_some() {
+                    super::$test(&super::backends::GPU)
+                }
+            } )*
         }
     };
 }

@@ -491,20 +491,20 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
         Ok(())
     }
 
-    fn drain_records(&mut self) -> Vec<StepRecord> {
-        std::mem::take(&mut self.records)
+    fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
+        Ok(std::mem::take(&mut self.records))
     }
 
-    fn parameters(&self) -> Vec<f64> {
-        to_f64(&self.params)
+    fn parameters(&self) -> Result<Vec<f64>, SimError> {
+        Ok(to_f64(&self.params))
     }
 
-    fn gradient(&self) -> Vec<f64> {
-        to_f64(&self.grads)
+    fn gradient(&self) -> Result<Vec<f64>, SimError> {
+        Ok(to_f64(&self.grads))
     }
 
-    fn buffers(&self) -> Vec<f64> {
-        to_f64(&self.buffers)
+    fn buffers(&self) -> Result<Vec<f64>, SimError> {
+        Ok(to_f64(&self.buffers))
     }
 
     fn predict(&mut self, points: &[f64]) -> Vec<f64> {

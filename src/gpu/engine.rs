@@ -1,0 +1,878 @@
+//! The GPU training engine for one run: parameters, gradients, optimizer state and activation
+//! workspaces live on the GPU; a step plan is encoded into one command buffer and submitted once.
+//!
+//! Two workspaces: the training one holds one micro-batch (that is the memory accumulation saves);
+//! the metrics one holds the full batch or the test set, for the reference gradient and
+//! evaluation, and is reported separately. Per-step metrics are reduced on the GPU into a history
+//! buffer that is read back in bulk.
+
+use std::sync::Arc;
+
+use super::context::GpuContext;
+use super::kernels;
+use super::ops::{activation_code, GpuOps, LinearDims};
+use super::readback::read_f32;
+use super::GpuError;
+use crate::sim::backend::{StepBatch, TrainingBackend};
+use crate::sim::data::Split;
+use crate::sim::metrics::StepRecord;
+use crate::sim::model::{Layout, Norm};
+use crate::sim::optim::OptimizerSpec;
+use crate::sim::reference::forward::NormGeometry;
+use crate::sim::regime::{Op, StepPlan};
+use crate::sim::SimError;
+
+/// Rows each workspace must hold, from the data set and the run's regime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity {
+    pub micro_batch_items: usize,
+    pub step_items: usize,
+    pub test_items: usize,
+}
+
+impl Capacity {
+    /// The most items any `micro_batch_examples` (or `batch_examples`) examples of `train` can hold.
+    pub fn for_split(train: &Split, test: &Split, batch_examples: usize, micro_batch_examples: usize) -> Self {
+        let mut sizes: Vec<usize> = (0..train.example_count()).map(|e| train.items_in(e).len()).collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let top = |n: usize| sizes.iter().take(n).sum::<usize>();
+        Self {
+            micro_batch_items: top(micro_batch_examples).max(1),
+            step_items: top(batch_examples).max(1),
+            test_items: test.item_count().max(1),
+        }
+    }
+}
+
+/// Scalar slots of one step's metrics.
+mod slot {
+    pub const LOSS_SUM: u32 = 0;
+    pub const GRAD_SQ: u32 = 1;
+    pub const DOT: u32 = 2;
+    pub const REFERENCE_SQ: u32 = 3;
+    pub const DIFF_SQ: u32 = 4;
+    pub const TEST_LOSS_SUM: u32 = 5;
+    pub const TEST_CORRECT: u32 = 6;
+    pub const CLIP_SQ: u32 = 7;
+    pub const COUNT: usize = 8;
+}
+
+/// Steps whose metrics fit in the history buffer between two readbacks.
+const HISTORY_STEPS: usize = 256;
+
+#[derive(Debug)]
+struct LayerBuffers {
+    z: wgpu::Buffer,
+    xhat: wgpu::Buffer,
+    normed: wgpu::Buffer,
+    a: wgpu::Buffer,
+    stats: wgpu::Buffer,
+}
+
+#[derive(Debug)]
+struct Workspace {
+    rows: usize,
+    layers: Vec<LayerBuffers>,
+    logits: wgpu::Buffer,
+    probs: wgpu::Buffer,
+    dlogits: wgpu::Buffer,
+    row_loss: wgpu::Buffer,
+    row_correct: wgpu::Buffer,
+    da: wgpu::Buffer,
+    du: wgpu::Buffer,
+    dz: wgpu::Buffer,
+    bytes: u64,
+}
+
+fn stats_len(norm: Norm, rows: usize, width: usize) -> usize {
+    3 * NormGeometry::new(norm, rows, width).sets.max(1)
+}
+
+impl Workspace {
+    fn new(context: &GpuContext, layout: &Layout, rows: usize, label: &str) -> Self {
+        let mut bytes = 0u64;
+        let mut make = |name: &str, len: usize| {
+            let buffer = context.zeroed_buffer(&format!("{label} {name}"), len);
+            bytes += buffer.size();
+            buffer
+        };
+        let norm = layout.spec.norm;
+        let layers = layout
+            .hidden
+            .iter()
+            .map(|layer| {
+                let n = rows * layer.width;
+                let has_norm = norm.has_parameters();
+                LayerBuffers {
+                    z: make("z", n),
+                    xhat: make("xhat", if has_norm { n } else { 1 }),
+                    normed: make("normed", if has_norm { n } else { 1 }),
+                    a: make("a", n),
+                    stats: make(
+                        "stats",
+                        if has_norm {
+                            stats_len(norm, rows, layer.width)
+                        } else {
+                            1
+                        },
+                    ),
+                }
+            })
+            .collect();
+        let classes = layout.classes;
+        let widest = layout.widest();
+        Self {
+            rows,
+            layers,
+            logits: make("logits", rows * classes),
+            probs: make("probs", rows * classes),
+            dlogits: make("dlogits", rows * classes),
+            row_loss: make("row loss", rows),
+            row_correct: make("row correct", rows),
+            da: make("da", rows * widest),
+            du: make("du", rows * widest),
+            dz: make("dz", rows * widest),
+            bytes,
+        }
+    }
+}
+
+/// Where a forward pass reads its items.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    inputs: &'a wgpu::Buffer,
+    labels: &'a wgpu::Buffer,
+    first_row: usize,
+    rows: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Train { update_running_stats: bool },
+    Eval,
+}
+
+/// One run's engine on the GPU.
+#[derive(Debug)]
+pub struct GpuEngine {
+    context: GpuContext,
+    ops: Arc<GpuOps>,
+    layout: Layout,
+    optimizer: OptimizerSpec,
+    steps_taken: u32,
+    params: wgpu::Buffer,
+    grads: wgpu::Buffer,
+    reference: wgpu::Buffer,
+    running: wgpu::Buffer,
+    first: wgpu::Buffer,
+    second: wgpu::Buffer,
+    batch_inputs: wgpu::Buffer,
+    batch_labels: wgpu::Buffer,
+    test_inputs: wgpu::Buffer,
+    test_labels: wgpu::Buffer,
+    test_rows: usize,
+    capacity: Capacity,
+    train: Workspace,
+    metrics: Workspace,
+    scalars: wgpu::Buffer,
+    history: wgpu::Buffer,
+    /// Host-side parts of the records whose GPU parts are still in `history`.
+    pending: Vec<(StepRecord, bool, bool)>,
+    fixed_bytes: u64,
+}
+
+fn words_f32(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+fn labels_buffer(context: &GpuContext, label: &str, labels: &[u32], len: usize) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    let mut padded = labels.to_vec();
+    padded.resize(len.max(1), 0);
+    context.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(&padded),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+fn to_f32(values: &[f64]) -> Vec<f32> {
+    values.iter().map(|&v| v as f32).collect()
+}
+
+impl GpuEngine {
+    pub fn new(
+        context: GpuContext,
+        ops: Arc<GpuOps>,
+        layout: Layout,
+        initial_params: &[f64],
+        initial_buffers: &[f64],
+        optimizer: OptimizerSpec,
+        test: &Split,
+        capacity: Capacity,
+    ) -> Result<Self, GpuError> {
+        if initial_params.len() != layout.parameter_count || initial_buffers.len() != layout.buffer_count {
+            return Err(GpuError::Shape("initial parameters do not fit the layout".into()));
+        }
+        let p = layout.parameter_count;
+        let d = layout.input_dim;
+        let params = context.storage_buffer("params", &to_f32(initial_params));
+        let grads = context.zeroed_buffer("grads", p);
+        let reference = context.zeroed_buffer("reference grads", p);
+        let running = context.storage_buffer("running stats", &to_f32(initial_buffers));
+        let first = context.zeroed_buffer("optimizer first moment", p);
+        let second = context.zeroed_buffer("optimizer second moment", p);
+        let batch_inputs = context.zeroed_buffer("batch inputs", capacity.step_items * d);
+        let batch_labels = labels_buffer(&context, "batch labels", &[], capacity.step_items);
+        let test_inputs = context.storage_buffer("test inputs", &to_f32(&test.inputs));
+        let test_labels = labels_buffer(&context, "test labels", &test.labels, test.item_count());
+        let scalars = context.zeroed_buffer("scalars", slot::COUNT);
+        let history = context.zeroed_buffer("metric history", slot::COUNT * HISTORY_STEPS);
+        let fixed_bytes = [
+            &params,
+            &grads,
+            &reference,
+            &running,
+            &first,
+            &second,
+            &batch_inputs,
+            &batch_labels,
+            &test_inputs,
+            &test_labels,
+            &scalars,
+            &history,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum();
+        let train = Workspace::new(&context, &layout, capacity.micro_batch_items, "train");
+        let metrics = Workspace::new(
+            &context,
+            &layout,
+            capacity.step_items.max(capacity.test_items),
+            "metrics",
+        );
+        if let Some(error) = context.take_errors().into_iter().next() {
+            return Err(error);
+        }
+        Ok(Self {
+            context,
+            ops,
+            layout,
+            optimizer,
+            steps_taken: 0,
+            params,
+            grads,
+            reference,
+            running,
+            first,
+            second,
+            batch_inputs,
+            batch_labels,
+            test_inputs,
+            test_labels,
+            test_rows: test.item_count(),
+            capacity,
+            train,
+            metrics,
+            scalars,
+            history,
+            pending: Vec::new(),
+            fixed_bytes,
+        })
+    }
+
+    /// Bytes of the training activation workspace (one micro-batch).
+    pub fn activation_bytes(&self) -> u64 {
+        self.train.bytes
+    }
+
+    /// Bytes of the metrics workspace (full batch / test set; only for comparisons).
+    pub fn metrics_workspace_bytes(&self) -> u64 {
+        self.metrics.bytes
+    }
+
+    /// Every byte this engine allocated on the GPU.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.fixed_bytes + self.train.bytes + self.metrics.bytes
+    }
+
+    pub fn adapter_name(&self) -> &str {
+        &self.context.adapter_name
+    }
+
+    fn reduce(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        a: &wgpu::Buffer,
+        b: &wgpu::Buffer,
+        len: usize,
+        mode: u32,
+        slot: u32,
+        accumulate: bool,
+    ) -> Result<(), GpuError> {
+        self.ops.run_one_group(
+            &self.context,
+            encoder,
+            &kernels::REDUCE,
+            &[len as u32, mode, slot, u32::from(accumulate)],
+            &[a, b, &self.scalars],
+        )
+    }
+
+    /// Forward pass over `source` into `ws`; leaves probabilities, row losses and correctness.
+    fn forward(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        ws: &Workspace,
+        source: Source<'_>,
+        mode: Mode,
+    ) -> Result<(), GpuError> {
+        let rows = source.rows;
+        if rows > ws.rows {
+            return Err(GpuError::Shape(format!(
+                "{rows} rows exceed a workspace of {}",
+                ws.rows
+            )));
+        }
+        let norm = self.layout.spec.norm;
+        let activation = activation_code(self.layout.spec.activation);
+        let ctx = &self.context;
+        for (l, layer) in self.layout.hidden.iter().enumerate() {
+            let buffers = &ws.layers[l];
+            let (x, x_offset) = if l == 0 {
+                (source.inputs, source.first_row * layer.fan_in)
+            } else {
+                (&ws.layers[l - 1].a, 0)
+            };
+            let dims = LinearDims {
+                rows: rows as u32,
+                fan_in: layer.fan_in as u32,
+                fan_out: layer.width as u32,
+                weight_offset: layer.weight as u32,
+                bias_offset: layer.bias as u32,
+                x_offset: x_offset as u32,
+            };
+            self.ops
+                .linear_forward(ctx, encoder, dims, x, &self.params, &buffers.z)?;
+            let n = (rows * layer.width) as u32;
+            let activation_input = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
+                match (mode, norm, layer.running_stats) {
+                    (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
+                        self.ops.run(
+                            ctx,
+                            encoder,
+                            &kernels::BATCH_NORM_EVAL,
+                            &[
+                                n,
+                                layer.width as u32,
+                                scale as u32,
+                                shift as u32,
+                                stats as u32,
+                                (eps as f32).to_bits(),
+                                0,
+                                0,
+                            ],
+                            &[&buffers.z, &self.params, &self.running, &buffers.normed],
+                            n,
+                        )?;
+                    }
+                    _ => {
+                        let g = NormGeometry::new(norm, rows, layer.width);
+                        self.ops.run(
+                            ctx,
+                            encoder,
+                            &kernels::NORM_FORWARD,
+                            &[
+                                g.sets as u32,
+                                g.len as u32,
+                                g.set_stride as u32,
+                                g.item_stride as u32,
+                                layer.width as u32,
+                                scale as u32,
+                                shift as u32,
+                                (norm.eps() as f32).to_bits(),
+                            ],
+                            &[&buffers.z, &self.params, &buffers.xhat, &buffers.normed, &buffers.stats],
+                            g.sets as u32,
+                        )?;
+                        if let (
+                            Mode::Train {
+                                update_running_stats: true,
+                            },
+                            Norm::BatchNorm { momentum, .. },
+                            Some(stats),
+                        ) = (mode, norm, layer.running_stats)
+                        {
+                            self.ops.run(
+                                ctx,
+                                encoder,
+                                &kernels::BATCH_NORM_RUNNING,
+                                &[
+                                    layer.width as u32,
+                                    rows as u32,
+                                    stats as u32,
+                                    (momentum as f32).to_bits(),
+                                ],
+                                &[&buffers.stats, &self.running],
+                                layer.width as u32,
+                            )?;
+                        }
+                    }
+                }
+                &buffers.normed
+            } else {
+                &buffers.z
+            };
+            self.ops.run(
+                ctx,
+                encoder,
+                &kernels::ACTIVATION_FORWARD,
+                &[n, activation, 0, 0],
+                &[activation_input, &buffers.a],
+                n,
+            )?;
+        }
+        let classes = self.layout.classes as u32;
+        let last = &ws.layers[self.layout.hidden.len() - 1].a;
+        let dims = LinearDims {
+            rows: rows as u32,
+            fan_in: self.layout.output_fan_in as u32,
+            fan_out: classes,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
+            x_offset: 0,
+        };
+        self.ops
+            .linear_forward(ctx, encoder, dims, last, &self.params, &ws.logits)?;
+        self.ops.run(
+            ctx,
+            encoder,
+            &kernels::SOFTMAX_FORWARD,
+            &[rows as u32, classes, source.first_row as u32, 0],
+            &[&ws.logits, source.labels, &ws.probs, &ws.row_loss, &ws.row_correct],
+            rows as u32,
+        )
+    }
+
+    /// Backward of `weight * sum CE` after a training forward; adds into `target`.
+    fn backward(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        ws: &Workspace,
+        source: Source<'_>,
+        weight: f32,
+        target: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let rows = source.rows as u32;
+        let classes = self.layout.classes as u32;
+        let ctx = &self.context;
+        let activation = activation_code(self.layout.spec.activation);
+        self.ops.run(
+            ctx,
+            encoder,
+            &kernels::SOFTMAX_BACKWARD,
+            &[rows, classes, source.first_row as u32, weight.to_bits()],
+            &[&ws.probs, source.labels, &ws.dlogits],
+            rows * classes,
+        )?;
+        let hidden = &self.layout.hidden;
+        let out_dims = LinearDims {
+            rows,
+            fan_in: self.layout.output_fan_in as u32,
+            fan_out: classes,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
+            x_offset: 0,
+        };
+        let last = &ws.layers[hidden.len() - 1].a;
+        self.ops
+            .linear_backward_params(ctx, encoder, out_dims, last, &ws.dlogits, target)?;
+        self.ops
+            .linear_backward_input(ctx, encoder, out_dims, &ws.dlogits, &self.params, &ws.da)?;
+        for (l, layer) in hidden.iter().enumerate().rev() {
+            let buffers = &ws.layers[l];
+            let n = rows * layer.width as u32;
+            let activation_input = if layer.norm_scale.is_some() {
+                &buffers.normed
+            } else {
+                &buffers.z
+            };
+            self.ops.run(
+                ctx,
+                encoder,
+                &kernels::ACTIVATION_BACKWARD,
+                &[n, activation, 0, 0],
+                &[activation_input, &ws.da, &ws.du],
+                n,
+            )?;
+            let dy = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
+                let norm = self.layout.spec.norm;
+                let g = NormGeometry::new(norm, rows as usize, layer.width);
+                self.ops.run(
+                    ctx,
+                    encoder,
+                    &kernels::NORM_BACKWARD_PARAMS,
+                    &[rows, layer.width as u32, scale as u32, shift as u32],
+                    &[&ws.du, &buffers.xhat, target],
+                    layer.width as u32,
+                )?;
+                self.ops.run(
+                    ctx,
+                    encoder,
+                    &kernels::NORM_BACKWARD_INPUT,
+                    &[
+                        g.sets as u32,
+                        g.len as u32,
+                        g.set_stride as u32,
+                        g.item_stride as u32,
+                        layer.width as u32,
+                        scale as u32,
+                        shift as u32,
+                        (norm.eps() as f32).to_bits(),
+                    ],
+                    &[&ws.du, &buffers.xhat, &buffers.stats, &self.params, &ws.dz],
+                    g.sets as u32,
+                )?;
+                &ws.dz
+            } else {
+                &ws.du
+            };
+            let (x, x_offset) = if l == 0 {
+                (source.inputs, source.first_row * layer.fan_in)
+            } else {
+                (&ws.layers[l - 1].a, 0)
+            };
+            let dims = LinearDims {
+                rows,
+                fan_in: layer.fan_in as u32,
+                fan_out: layer.width as u32,
+                weight_offset: layer.weight as u32,
+                bias_offset: layer.bias as u32,
+                x_offset: x_offset as u32,
+            };
+            self.ops.linear_backward_params(ctx, encoder, dims, x, dy, target)?;
+            if l > 0 {
+                self.ops
+                    .linear_backward_input(ctx, encoder, dims, dy, &self.params, &ws.da)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn optimizer_step(&mut self, encoder: &mut wgpu::CommandEncoder, learning_rate: f64) -> Result<(), GpuError> {
+        self.steps_taken += 1;
+        let t = self.steps_taken as i32;
+        let (kind, weight_decay, beta1, beta2, eps, momentum) = match self.optimizer {
+            OptimizerSpec::Sgd { weight_decay } => (0, weight_decay, 0.0, 0.0, 0.0, 0.0),
+            OptimizerSpec::Momentum { momentum, weight_decay } => (1, weight_decay, 0.0, 0.0, 0.0, momentum),
+            OptimizerSpec::Adam {
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            } => (2, weight_decay, beta1, beta2, eps, 0.0),
+            OptimizerSpec::AdamW {
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            } => (3, weight_decay, beta1, beta2, eps, 0.0),
+        };
+        let correction = |beta: f64| (1.0 - libm::pow(beta, f64::from(t))) as f32;
+        let p = self.layout.parameter_count as u32;
+        let mut uniform = vec![p, kind];
+        uniform.extend(words_f32(&[
+            learning_rate as f32,
+            weight_decay as f32,
+            beta1 as f32,
+            beta2 as f32,
+            eps as f32,
+            momentum as f32,
+            correction(beta1),
+            correction(beta2),
+        ]));
+        uniform.extend([0, 0]);
+        self.ops.run(
+            &self.context,
+            encoder,
+            &kernels::OPTIMIZER,
+            &uniform,
+            &[&self.grads, &self.params, &self.first, &self.second],
+            p,
+        )
+    }
+
+    fn check_batch(&self, batch: &StepBatch) -> Result<(), GpuError> {
+        let items = batch.item_count();
+        if items > self.capacity.step_items || batch.inputs.len() != items * self.layout.input_dim {
+            return Err(GpuError::Shape(format!(
+                "a step of {items} items does not fit the {} the engine was sized for",
+                self.capacity.step_items
+            )));
+        }
+        if batch.labels.iter().any(|&l| l as usize >= self.layout.classes) {
+            return Err(GpuError::Shape("a label is out of range".into()));
+        }
+        let mut start = 0;
+        for range in &batch.micro_batches {
+            if range.start != start || range.is_empty() || range.len() > self.capacity.micro_batch_items {
+                return Err(GpuError::Shape(format!(
+                    "micro-batch rows {range:?} do not fit a workspace of {} rows",
+                    self.capacity.micro_batch_items
+                )));
+            }
+            if self.layout.spec.norm.mixes_items() && range.len() < 2 {
+                return Err(GpuError::Shape(
+                    "BatchNorm needs at least 2 items per micro-batch".into(),
+                ));
+            }
+            start = range.end;
+        }
+        if start != items {
+            return Err(GpuError::Shape("micro-batches do not cover the batch".into()));
+        }
+        Ok(())
+    }
+
+    /// Encodes and submits one optimizer step: one command buffer, one submission.
+    pub fn encode_step(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), GpuError> {
+        self.check_batch(batch)?;
+        if self.pending.len() >= HISTORY_STEPS {
+            return Err(GpuError::Shape(format!(
+                "read the metrics back at least every {HISTORY_STEPS} steps"
+            )));
+        }
+        let ctx = self.context.clone();
+        ctx.queue
+            .write_buffer(&self.batch_inputs, 0, bytemuck::cast_slice(&to_f32(&batch.inputs)));
+        ctx.queue
+            .write_buffer(&self.batch_labels, 0, bytemuck::cast_slice(&batch.labels));
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+        encoder.clear_buffer(&self.scalars, 0, None);
+        let p = self.layout.parameter_count;
+        let mut record = StepRecord {
+            step,
+            learning_rate: plan.learning_rate,
+            ..StepRecord::default()
+        };
+        let (mut has_reference, mut evaluated) = (false, false);
+        for op in &plan.ops {
+            match *op {
+                Op::ReferenceGradient => {
+                    let source = Source {
+                        inputs: &self.batch_inputs,
+                        labels: &self.batch_labels,
+                        first_row: 0,
+                        rows: batch.item_count(),
+                    };
+                    encoder.clear_buffer(&self.reference, 0, None);
+                    self.forward(
+                        &mut encoder,
+                        &self.metrics,
+                        source,
+                        Mode::Train {
+                            update_running_stats: false,
+                        },
+                    )?;
+                    let weight = 1.0 / batch.item_count().max(1) as f32;
+                    self.backward(&mut encoder, &self.metrics, source, weight, &self.reference)?;
+                    has_reference = true;
+                }
+                Op::ZeroGrad => encoder.clear_buffer(&self.grads, 0, None),
+                Op::Accumulate {
+                    micro_batch,
+                    item_weight,
+                } => {
+                    let rows = batch
+                        .micro_batches
+                        .get(micro_batch)
+                        .cloned()
+                        .ok_or_else(|| GpuError::Shape(format!("no micro-batch {micro_batch}")))?;
+                    let source = Source {
+                        inputs: &self.batch_inputs,
+                        labels: &self.batch_labels,
+                        first_row: rows.start,
+                        rows: rows.len(),
+                    };
+                    self.forward(
+                        &mut encoder,
+                        &self.train,
+                        source,
+                        Mode::Train {
+                            update_running_stats: true,
+                        },
+                    )?;
+                    self.reduce(
+                        &mut encoder,
+                        &self.train.row_loss,
+                        &self.train.row_loss,
+                        rows.len(),
+                        0,
+                        slot::LOSS_SUM,
+                        true,
+                    )?;
+                    self.backward(&mut encoder, &self.train, source, item_weight as f32, &self.grads)?;
+                    record.items += rows.len();
+                }
+                Op::ClipGradNorm { max_norm } => {
+                    self.reduce(&mut encoder, &self.grads, &self.grads, p, 1, slot::CLIP_SQ, false)?;
+                    self.ops.run(
+                        &ctx,
+                        &mut encoder,
+                        &kernels::CLIP,
+                        &[p as u32, slot::CLIP_SQ, (max_norm as f32).to_bits(), 0],
+                        &[&self.scalars, &self.grads],
+                        p as u32,
+                    )?;
+                }
+                Op::RecordGradient => {
+                    self.reduce(&mut encoder, &self.grads, &self.grads, p, 1, slot::GRAD_SQ, false)?;
+                    if has_reference {
+                        self.reduce(&mut encoder, &self.grads, &self.reference, p, 2, slot::DOT, false)?;
+                        self.reduce(
+                            &mut encoder,
+                            &self.reference,
+                            &self.reference,
+                            p,
+                            1,
+                            slot::REFERENCE_SQ,
+                            false,
+                        )?;
+                        self.reduce(&mut encoder, &self.grads, &self.reference, p, 3, slot::DIFF_SQ, false)?;
+                    }
+                }
+                Op::OptimizerStep { learning_rate } => self.optimizer_step(&mut encoder, learning_rate)?,
+                Op::Evaluate => {
+                    let source = Source {
+                        inputs: &self.test_inputs,
+                        labels: &self.test_labels,
+                        first_row: 0,
+                        rows: self.test_rows,
+                    };
+                    self.forward(&mut encoder, &self.metrics, source, Mode::Eval)?;
+                    let rows = self.test_rows;
+                    self.reduce(
+                        &mut encoder,
+                        &self.metrics.row_loss,
+                        &self.metrics.row_loss,
+                        rows,
+                        0,
+                        slot::TEST_LOSS_SUM,
+                        false,
+                    )?;
+                    self.reduce(
+                        &mut encoder,
+                        &self.metrics.row_correct,
+                        &self.metrics.row_correct,
+                        rows,
+                        0,
+                        slot::TEST_CORRECT,
+                        false,
+                    )?;
+                    evaluated = true;
+                }
+            }
+        }
+        let offset = (self.pending.len() * slot::COUNT * 4) as u64;
+        encoder.copy_buffer_to_buffer(&self.scalars, 0, &self.history, offset, (slot::COUNT * 4) as u64);
+        ctx.queue.submit([encoder.finish()]);
+        self.pending.push((record, has_reference, evaluated));
+        Ok(())
+    }
+
+    /// Reads back the metrics of every step submitted since the last call, in one transfer.
+    pub async fn read_records(&mut self) -> Result<Vec<StepRecord>, GpuError> {
+        if self.pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let values = read_f32(&self.context, &self.history, self.pending.len() * slot::COUNT).await?;
+        let records = self
+            .pending
+            .drain(..)
+            .zip(values.chunks(slot::COUNT))
+            .map(|((mut record, has_reference, evaluated), s)| {
+                let get = |i: u32| f64::from(s[i as usize]);
+                record.train_loss = get(slot::LOSS_SUM) / record.items.max(1) as f64;
+                record.grad_norm = get(slot::GRAD_SQ).max(0.0).sqrt();
+                if has_reference {
+                    let reference_norm = get(slot::REFERENCE_SQ).max(0.0).sqrt().max(f64::MIN_POSITIVE);
+                    record.grad_relative_error = Some(get(slot::DIFF_SQ).max(0.0).sqrt() / reference_norm);
+                    record.grad_cosine =
+                        Some(get(slot::DOT) / (record.grad_norm * reference_norm).max(f64::MIN_POSITIVE));
+                }
+                if evaluated {
+                    let rows = self.test_rows.max(1) as f64;
+                    record.test_loss = Some(get(slot::TEST_LOSS_SUM) / rows);
+                    record.test_accuracy = Some(get(slot::TEST_CORRECT) / rows);
+                }
+                record
+            })
+            .collect();
+        Ok(records)
+    }
+
+    pub async fn read_parameters(&self) -> Result<Vec<f64>, GpuError> {
+        Ok(read_f32(&self.context, &self.params, self.layout.parameter_count)
+            .await?
+            .into_iter()
+            .map(f64::from)
+            .collect())
+    }
+
+    pub async fn read_gradient(&self) -> Result<Vec<f64>, GpuError> {
+        Ok(read_f32(&self.context, &self.grads, self.layout.parameter_count)
+            .await?
+            .into_iter()
+            .map(f64::from)
+            .collect())
+    }
+
+    pub async fn read_buffers(&self) -> Result<Vec<f64>, GpuError> {
+        Ok(read_f32(&self.context, &self.running, self.layout.buffer_count)
+            .await?
+            .into_iter()
+            .map(f64::from)
+            .collect())
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn engine_error(error: GpuError) -> SimError {
+    SimError::Engine(format!("GPU engine: {error}"))
+}
+
+/// Natively the engine serves the synchronous `TrainingBackend` by blocking on readback
+/// (pollster); on wasm the async `read_*` methods are used and nothing blocks.
+#[cfg(not(target_arch = "wasm32"))]
+impl TrainingBackend for GpuEngine {
+    fn name(&self) -> String {
+        "gpu".into()
+    }
+
+    fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError> {
+        self.encode_step(step, plan, batch).map_err(engine_error)
+    }
+
+    fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
+        pollster::block_on(self.read_records()).map_err(engine_error)
+    }
+
+    fn parameters(&self) -> Result<Vec<f64>, SimError> {
+        pollster::block_on(self.read_parameters()).map_err(engine_error)
+    }
+
+    fn gradient(&self) -> Result<Vec<f64>, SimError> {
+        pollster::block_on(self.read_gradient()).map_err(engine_error)
+    }
+
+    fn buffers(&self) -> Result<Vec<f64>, SimError> {
+        pollster::block_on(self.read_buffers()).map_err(engine_error)
+    }
+
+    fn predict(&mut self, _points: &[f64]) -> Vec<f64> {
+        Vec::new()
+    }
+}

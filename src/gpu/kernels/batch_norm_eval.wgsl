@@ -1,0 +1,31 @@
+// BatchNorm in evaluation mode: the running statistics normalize. One invocation per element.
+
+struct Dims {
+    len: u32,
+    width: u32,
+    gamma_offset: u32,
+    beta_offset: u32,
+    running_offset: u32,
+    eps: f32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> z: array<f32>;
+@group(0) @binding(2) var<storage, read> params: array<f32>;
+@group(0) @binding(3) var<storage, read> running: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let e = id.x;
+    if e >= dims.len {
+        return;
+    }
+    let f = e % dims.width;
+    let mean = running[dims.running_offset + f];
+    let variance = running[dims.running_offset + dims.width + f];
+    let x = (z[e] - mean) / sqrt(variance + dims.eps);
+    out[e] = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+}

@@ -1,0 +1,43 @@
+// Backward of normalize-scale-shift to its input, one invocation per statistic set:
+// dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
+
+struct Dims {
+    sets: u32,
+    len: u32,
+    set_stride: u32,
+    item_stride: u32,
+    width: u32,
+    gamma_offset: u32,
+    beta_offset: u32,
+    eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> dout: array<f32>;
+@group(0) @binding(2) var<storage, read> xhat: array<f32>;
+@group(0) @binding(3) var<storage, read> stats: array<f32>;
+@group(0) @binding(4) var<storage, read> params: array<f32>;
+@group(0) @binding(5) var<storage, read_write> dz: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let group_index = id.x;
+    if group_index >= dims.sets {
+        return;
+    }
+    let n = f32(dims.len);
+    var sum = 0.0;
+    var dot = 0.0;
+    for (var k = 0u; k < dims.len; k = k + 1u) {
+        let e = group_index * dims.set_stride + k * dims.item_stride;
+        let g = dout[e] * params[dims.gamma_offset + e % dims.width];
+        sum = sum + g;
+        dot = dot + g * xhat[e];
+    }
+    let scale = stats[2u * dims.sets + group_index] / n;
+    for (var k = 0u; k < dims.len; k = k + 1u) {
+        let e = group_index * dims.set_stride + k * dims.item_stride;
+        let g = dout[e] * params[dims.gamma_offset + e % dims.width];
+        dz[e] = scale * (n * g - sum - xhat[e] * dot);
+    }
+}

@@ -1,0 +1,54 @@
+// Normalization in training mode: one invocation per statistic set (BatchNorm: a feature over
+// the rows; LayerNorm: a row; GroupNorm: a group of a row). Element k of set s is
+// z[s * set_stride + k * item_stride]. Writes mean, biased variance, 1/sqrt(var + eps), xhat
+// and out = gamma[f] * xhat + beta[f], f = element % width.
+
+struct Dims {
+    sets: u32,
+    len: u32,
+    set_stride: u32,
+    item_stride: u32,
+    width: u32,
+    gamma_offset: u32,
+    beta_offset: u32,
+    eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> z: array<f32>;
+@group(0) @binding(2) var<storage, read> params: array<f32>;
+@group(0) @binding(3) var<storage, read_write> xhat: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let group_index = id.x;
+    if group_index >= dims.sets {
+        return;
+    }
+    let n = f32(dims.len);
+    var sum = 0.0;
+    for (var k = 0u; k < dims.len; k = k + 1u) {
+        sum = sum + z[group_index * dims.set_stride + k * dims.item_stride];
+    }
+    let mean = sum / n;
+    var squares = 0.0;
+    for (var k = 0u; k < dims.len; k = k + 1u) {
+        let d = z[group_index * dims.set_stride + k * dims.item_stride] - mean;
+        squares = squares + d * d;
+    }
+    let variance = squares / n;
+    let rstd = 1.0 / sqrt(variance + dims.eps);
+    // stats: [mean (sets), variance (sets), rstd (sets)]
+    stats[group_index] = mean;
+    stats[dims.sets + group_index] = variance;
+    stats[2u * dims.sets + group_index] = rstd;
+    for (var k = 0u; k < dims.len; k = k + 1u) {
+        let e = group_index * dims.set_stride + k * dims.item_stride;
+        let f = e % dims.width;
+        let x = (z[e] - mean) * rstd;
+        xhat[e] = x;
+        out[e] = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+    }
+}

@@ -1,0 +1,215 @@
+//! The GPU engine against the CPU reference (f64): the same labs, the same plans, compared
+//! number by number. f32 on the GPU against f64 on the CPU: losses, applied gradients and
+//! parameters agree to the stated relative tolerances.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly at the first unexpected error"
+)]
+
+mod backends;
+mod common;
+
+use backends::{gpu_device, CPU_F32, CPU_F64, GPU};
+use common::{model, relative, small_lab};
+use gradlab::sim::data::DatasetKind;
+use gradlab::sim::lab::LabConfig;
+use gradlab::sim::model::{Activation, Norm};
+use gradlab::sim::optim::OptimizerSpec;
+use gradlab::sim::regime::RegimeSpec;
+use gradlab::sim::scenario::Scenario;
+
+/// Gradients and losses of the first step, parameters after each step: GPU f32 against CPU f64
+/// must agree to 1e-5 relative, or, where f32 arithmetic itself cannot (a GroupNorm group of two
+/// values divides by a tiny spread), to within 4 times the CPU f32 engine's own error.
+const TOLERANCE: f64 = 1e-5;
+const F32_FACTOR: f64 = 4.0;
+const FIRST_STEP_TOLERANCE: f64 = TOLERANCE;
+
+/// Parameters compared: all, except, for BatchNorm with Adam, the biases of the linear layers
+/// before BatchNorm. BatchNorm subtracts the batch mean, so their true gradient is exactly 0;
+/// what the engines compute is rounding noise (about 1e-18 in f64, 1e-9 in f32), and Adam turns
+/// noise into full-size steps of sign(noise) * lr. Those entries differ between any two
+/// precisions, CPU against CPU too, and say nothing about the kernels.
+fn compared(
+    run: &gradlab::sim::lab::LabRun<Box<dyn gradlab::sim::backend::TrainingBackend>>,
+    values: Vec<f64>,
+) -> Vec<f64> {
+    let adam = matches!(
+        run.spec.optimizer,
+        OptimizerSpec::Adam { .. } | OptimizerSpec::AdamW { .. }
+    );
+    if !(adam && run.spec.model.norm.mixes_items()) {
+        return values;
+    }
+    let skipped: Vec<std::ops::Range<usize>> = run
+        .layout
+        .hidden
+        .iter()
+        .map(|layer| layer.bias..layer.bias + layer.width)
+        .collect();
+    values
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !skipped.iter().any(|r| r.contains(i)))
+        .map(|(_, v)| v)
+        .collect()
+}
+
+fn compare(config: LabConfig, steps: u64, what: &str) -> f64 {
+    let mut cpu = (CPU_F64.make)(config.clone());
+    let mut f32_cpu = (CPU_F32.make)(config.clone());
+    let mut gpu = (GPU.make)(config);
+    let mut worst: f64 = 0.0;
+    for step in 0..steps {
+        cpu.step().unwrap();
+        f32_cpu.step().unwrap();
+        gpu.step().unwrap();
+        for ((c, g), f) in cpu.runs().iter().zip(gpu.runs()).zip(f32_cpu.runs()) {
+            let label = &c.spec.label;
+            let (hc, hg) = (c.history.last().unwrap(), g.history.last().unwrap());
+            let hf = f.history.last().unwrap();
+            let loss_error = (hc.train_loss - hg.train_loss).abs() / hc.train_loss;
+            let f32_loss_error = (hc.train_loss - hf.train_loss).abs() / hc.train_loss;
+            let bound = TOLERANCE.max(F32_FACTOR * f32_loss_error);
+            assert!(
+                loss_error < bound,
+                "{what} {label} step {step}: loss off by {loss_error:e} (bound {bound:e})"
+            );
+            let exact = compared(c, c.backend.parameters().unwrap());
+            let params = relative(&compared(g, g.backend.parameters().unwrap()), &exact);
+            let f32_params = relative(&compared(f, f.backend.parameters().unwrap()), &exact);
+            worst = worst.max(params);
+            let bound = TOLERANCE.max(F32_FACTOR * f32_params);
+            assert!(
+                params < bound,
+                "{what} {label} step {step}: parameters off by {params:e} (bound {bound:e})"
+            );
+            if step == 0 {
+                let gradient = relative(&g.backend.gradient().unwrap(), &c.backend.gradient().unwrap());
+                let f32_gradient = relative(&f.backend.gradient().unwrap(), &c.backend.gradient().unwrap());
+                let bound = FIRST_STEP_TOLERANCE.max(F32_FACTOR * f32_gradient);
+                assert!(
+                    gradient < bound,
+                    "{what} {label}: gradient off by {gradient:e} (cpu-f32: {f32_gradient:e})"
+                );
+                // An arg-max at a near tie may flip under rounding: at most one test item.
+                let noisy_biases = compared(c, vec![0.0; c.layout.parameter_count]).len() < c.layout.parameter_count;
+                let one_item = 1.0 / cpu.dataset().test.item_count() as f64 + 1e-9;
+                let (ac, ag) = (hc.test_accuracy.unwrap(), hg.test_accuracy.unwrap());
+                assert!(
+                    noisy_biases || (ac - ag).abs() <= one_item,
+                    "{what} {label}: test accuracy {ac} vs {ag}"
+                );
+                if let (Some(ec), Some(eg)) = (hc.grad_relative_error, hg.grad_relative_error) {
+                    // Both are either float noise or a real mismatch of the same size.
+                    assert!(
+                        (ec - eg).abs() < 1e-4 + 1e-3 * ec,
+                        "{what} {label}: relative error {ec:e} vs {eg:e}"
+                    );
+                }
+            }
+            let (mut bc, mut bg) = (c.backend.buffers().unwrap(), g.backend.buffers().unwrap());
+            if compared(c, vec![0.0; c.layout.parameter_count]).len() < c.layout.parameter_count {
+                // Running means carry those biases; running variances do not, so compare those.
+                let variances = |run: &gradlab::sim::lab::LabRun<_>, b: Vec<f64>| -> Vec<f64> {
+                    run.layout
+                        .hidden
+                        .iter()
+                        .filter_map(|l| l.running_stats.map(|s| b[s + l.width..s + 2 * l.width].to_vec()))
+                        .flatten()
+                        .collect()
+                };
+                bc = variances(c, bc);
+                bg = variances(g, bg);
+            }
+            if !bc.is_empty() {
+                assert!(relative(&bg, &bc) < 1e-5, "{what} {label}: running statistics");
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn every_scenario_trains_the_same_on_gpu_and_cpu() {
+    if gpu_device().is_none() {
+        return;
+    }
+    for scenario in Scenario::all() {
+        let worst = compare(scenario.config.clone(), 3, scenario.id);
+        eprintln!("{}: worst parameter relative error {worst:e}", scenario.id);
+    }
+}
+
+#[test]
+fn every_norm_activation_and_optimizer_matches_the_cpu() {
+    if gpu_device().is_none() {
+        return;
+    }
+    for norm in [Norm::None, Norm::batch_norm(), Norm::layer_norm(), Norm::group_norm(2)] {
+        for activation in Activation::ALL {
+            for (optimizer, lr) in [
+                (OptimizerSpec::default(), 0.1),
+                (OptimizerSpec::momentum(), 0.05),
+                (OptimizerSpec::adam(), 0.01),
+                (OptimizerSpec::adamw(), 0.01),
+            ] {
+                let config = small_lab(
+                    DatasetKind::Spiral,
+                    model(vec![16, 8], activation, norm),
+                    optimizer,
+                    lr,
+                    32,
+                    &[
+                        ("full", RegimeSpec::full_batch()),
+                        ("accumulate 4", RegimeSpec::accumulate(4)),
+                    ],
+                );
+                compare(
+                    config,
+                    3,
+                    &format!("{} {activation:?} {}", norm.label(), optimizer.label()),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_activation_workspace_holds_one_micro_batch() {
+    let Some((context, ops)) = gpu_device() else { return };
+    use gradlab::gpu::engine::{Capacity, GpuEngine};
+    use gradlab::sim::model::{Layout, ModelSpec};
+    let data = gradlab::sim::data::DatasetSpec::default().generate();
+    let layout = Layout::new(&ModelSpec::default(), 2, 3);
+    let (params, buffers) = layout.initialize(1);
+    let make = |micro_batches: usize| {
+        let capacity = Capacity::for_split(&data.train, &data.test, 256, 256 / micro_batches);
+        GpuEngine::new(
+            context.clone(),
+            std::sync::Arc::clone(ops),
+            layout.clone(),
+            &params,
+            &buffers,
+            OptimizerSpec::default(),
+            &data.test,
+            capacity,
+        )
+        .unwrap()
+    };
+    let (full, accumulated) = (make(1), make(4));
+    eprintln!(
+        "GPU activation bytes: full batch {}, 4 micro-batches {}; metrics workspace {}; total allocated {} / {}",
+        full.activation_bytes(),
+        accumulated.activation_bytes(),
+        accumulated.metrics_workspace_bytes(),
+        full.allocated_bytes(),
+        accumulated.allocated_bytes()
+    );
+    let ratio = accumulated.activation_bytes() as f64 / full.activation_bytes() as f64;
+    assert!((ratio - 0.25).abs() < 0.01, "activation bytes ratio {ratio}");
+    assert!(accumulated.allocated_bytes() < full.allocated_bytes());
+}
