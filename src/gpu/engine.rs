@@ -13,13 +13,16 @@ use super::kernels;
 use super::ops::{activation_code, GpuOps, LinearDims};
 use super::readback::read_f32;
 use super::GpuError;
-use crate::sim::backend::{StepBatch, TrainingBackend};
+use crate::sim::backend::StepBatch;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::sim::backend::TrainingBackend;
 use crate::sim::data::Split;
 use crate::sim::metrics::StepRecord;
 use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::OptimizerSpec;
 use crate::sim::reference::forward::NormGeometry;
 use crate::sim::regime::{Op, StepPlan};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::sim::SimError;
 
 /// Rows each workspace must hold, from the data set and the run's regime.
