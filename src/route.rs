@@ -11,6 +11,8 @@ pub enum Route {
     },
     Quiz,
     Certificate,
+    /// The benchmark page: CPU (wasm) and WebGPU engines on the canonical workload.
+    Bench,
     /// Verify a certificate: both fields may be pre-filled from a share link.
     Verify {
         id: String,
@@ -35,9 +37,11 @@ impl Route {
                 .take(MAX_PARAM_CHARS)
                 .collect::<String>()
         };
-        let route = match get("view").unwrap_or("lab") {
+        let default_view = if get("bench").is_some() { "bench" } else { "lab" };
+        let route = match get("view").unwrap_or(default_view) {
             "quiz" => Route::Quiz,
             "certificate" => Route::Certificate,
+            "bench" => Route::Bench,
             "verify" => Route::Verify {
                 id: clipped(get("id")),
                 name: clipped(get("name")),
@@ -73,6 +77,7 @@ impl Route {
             Route::Lab { scenario: Some(id) } => format!("?view=lab&scenario={id}"),
             Route::Quiz => "?view=quiz".into(),
             Route::Certificate => "?view=certificate".into(),
+            Route::Bench => "?view=bench".into(),
             Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
         }
     }
@@ -102,6 +107,8 @@ mod tests {
     fn parses_each_view() {
         assert_eq!(Route::from_pairs(&[]).0, Route::Lab { scenario: None });
         assert_eq!(Route::from_pairs(&pairs(&[("view", "quiz")])).0, Route::Quiz);
+        assert_eq!(Route::from_pairs(&pairs(&[("bench", "")])).0, Route::Bench);
+        assert_eq!(Route::from_pairs(&pairs(&[("view", "bench")])).0, Route::Bench);
         let (route, notices) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", "AB"), ("name", "Ada")]));
         assert_eq!(
             route,

@@ -1,34 +1,22 @@
-//! The benchmark command: optimizer steps per second of the CPU engine on the canonical workload
-//! (3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU, SGD lr 0.1, B = 256 as one full
-//! batch and as 4 micro-batches of 64).
+//! The benchmark command: optimizer steps per second of the CPU engine (f32, f64) and the GPU
+//! engine on the canonical workload (3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,
+//! SGD lr 0.1, B = 256 as one full batch and as 4 micro-batches of 64).
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::sim::lab::{CpuLab, LabConfig, RunSpec};
-use crate::sim::optim::ScheduleSpec;
+use crate::gpu::context::GpuContext;
+use crate::gpu::engine::GpuEngine;
+use crate::gpu::ops::GpuOps;
+use crate::sim::backend::StepBatch;
+use crate::sim::data::DataOrder;
+use crate::sim::lab::CpuLab;
 use crate::sim::real::Real;
-use crate::sim::regime::{MetricOps, RegimeSpec};
-
-/// The canonical workload with one run in the given regime.
-pub fn canonical_config(micro_batches: usize) -> LabConfig {
-    LabConfig {
-        batch_size: 256,
-        runs: vec![RunSpec {
-            label: if micro_batches == 1 {
-                "full batch 256".into()
-            } else {
-                format!("{micro_batches} x {}", 256 / micro_batches)
-            },
-            schedule: ScheduleSpec::Constant { learning_rate: 0.1 },
-            regime: RegimeSpec::accumulate(micro_batches),
-            ..RunSpec::default()
-        }],
-        ..LabConfig::default()
-    }
-}
+use crate::sim::regime::{plan_step, MetricOps};
+use crate::sim::scenario::canonical_config;
 
 #[allow(
     clippy::disallowed_methods,
@@ -47,6 +35,75 @@ fn time_steps<T: Real>(micro_batches: usize, metrics: MetricOps, steps: u64) -> 
     Ok(start.elapsed())
 }
 
+/// The GPU engine on the same workload, stepped without per-step readback (metrics are read in
+/// bulk every 200 steps, as the browser reads once per frame).
+fn time_gpu_steps(
+    context: &GpuContext,
+    ops: &Arc<GpuOps>,
+    micro_batches: usize,
+    metrics: MetricOps,
+    steps: u64,
+) -> Result<Duration> {
+    let config = canonical_config(micro_batches);
+    let data = config.dataset.generate();
+    let run = &config.runs[0];
+    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data)?;
+    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
+    let batches: Vec<StepBatch> = (0..16)
+        .map(|_| {
+            StepBatch::gather(
+                &data.train,
+                data.input_dim,
+                order.next_batch(config.batch_size),
+                &run.regime,
+            )
+        })
+        .collect();
+    let encode = |engine: &mut GpuEngine, step: u64| {
+        let batch = &batches[step as usize % batches.len()];
+        let plan = plan_step(
+            &run.regime,
+            None,
+            &run.schedule,
+            step,
+            &batch.micro_batch_items(),
+            metrics,
+        );
+        engine.encode_step(step, &plan, batch)
+    };
+    for step in 0..5 {
+        encode(&mut engine, step)?;
+    }
+    pollster::block_on(engine.read_records())?;
+    let start = now();
+    let mut done = 0;
+    while done < steps {
+        let chunk = (steps - done).min(200);
+        for step in done..done + chunk {
+            encode(&mut engine, step)?;
+        }
+        pollster::block_on(engine.read_records())?;
+        done += chunk;
+    }
+    Ok(start.elapsed())
+}
+
+fn row(out: &mut dyn Write, engine: &str, micro_batches: usize, work: &str, steps: u64, seconds: f64) -> Result<()> {
+    let regime = if micro_batches == 1 { "full 256" } else { "4 x 64" };
+    writeln!(
+        out,
+        "{engine:<10} {regime:<14} {work:<24} {:>10.1} {:>10.3}",
+        steps as f64 / seconds,
+        1000.0 * seconds / steps as f64
+    )?;
+    Ok(())
+}
+
+const WORK: [(&str, MetricOps); 2] = [
+    ("training only", MetricOps::NONE),
+    ("+ reference grad + eval", MetricOps::ALL),
+];
+
 pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
     let steps = steps.max(1);
     writeln!(
@@ -55,34 +112,27 @@ pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
     )?;
     writeln!(
         out,
-        "{:<10} {:<14} {:<22} {:>12} {:>12}",
+        "{:<10} {:<14} {:<24} {:>10} {:>10}",
         "engine", "regime", "work per step", "steps/s", "ms/step"
     )?;
-    for (name, metrics) in [
-        ("training only", MetricOps::NONE),
-        ("+ reference grad + eval", MetricOps::ALL),
-    ] {
+    for (work, metrics) in WORK {
         for micro_batches in [1, 4] {
-            for precision in ["f32", "f64"] {
-                let elapsed = match precision {
-                    "f32" => time_steps::<f32>(micro_batches, metrics, steps)?,
-                    _ => time_steps::<f64>(micro_batches, metrics, steps)?,
-                };
-                let seconds = elapsed.as_secs_f64();
-                let regime = if micro_batches == 1 {
-                    "full 256".to_string()
-                } else {
-                    "4 x 64".to_string()
-                };
-                writeln!(
-                    out,
-                    "{:<10} {:<14} {:<22} {:>12.1} {:>12.3}",
-                    format!("cpu-{precision}"),
-                    regime,
-                    name,
-                    steps as f64 / seconds,
-                    1000.0 * seconds / steps as f64
-                )?;
+            let seconds = time_steps::<f32>(micro_batches, metrics, steps)?.as_secs_f64();
+            row(out, "cpu-f32", micro_batches, work, steps, seconds)?;
+            let seconds = time_steps::<f64>(micro_batches, metrics, steps)?.as_secs_f64();
+            row(out, "cpu-f64", micro_batches, work, steps, seconds)?;
+        }
+    }
+    match pollster::block_on(GpuContext::new()) {
+        Err(error) => writeln!(out, "gpu: not measured: {error}")?,
+        Ok(context) => {
+            let ops = Arc::new(GpuOps::new(&context));
+            writeln!(out, "gpu adapter: {} ({})", context.adapter_name, context.backend)?;
+            for (work, metrics) in WORK {
+                for micro_batches in [1, 4] {
+                    let seconds = time_gpu_steps(&context, &ops, micro_batches, metrics, steps)?.as_secs_f64();
+                    row(out, "gpu-f32", micro_batches, work, steps, seconds)?;
+                }
             }
         }
     }

@@ -59,10 +59,25 @@ impl GpuContext {
                 list.push(GpuError::DeviceLost(format!("{reason:?}: {message}")));
             }
         });
+        // Browsers may hide the adapter's name; say so rather than show nothing.
+        let adapter_name = if info.name.trim().is_empty() {
+            let vendor = [info.vendor.to_string(), info.driver.clone()]
+                .into_iter()
+                .filter(|s| !s.is_empty() && s != "0")
+                .collect::<Vec<_>>()
+                .join(" ");
+            if vendor.is_empty() {
+                "WebGPU adapter (name not disclosed by the browser)".to_string()
+            } else {
+                format!("WebGPU adapter ({vendor})")
+            }
+        } else {
+            info.name
+        };
         Ok(Self {
             device,
             queue,
-            adapter_name: info.name,
+            adapter_name,
             backend: format!("{:?}", info.backend),
             errors,
         })

@@ -16,7 +16,8 @@ use super::GpuError;
 use crate::sim::backend::StepBatch;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::sim::backend::TrainingBackend;
-use crate::sim::data::Split;
+use crate::sim::data::{Dataset, Split};
+use crate::sim::lab::{LabConfig, RunSpec};
 use crate::sim::metrics::StepRecord;
 use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::OptimizerSpec;
@@ -283,6 +284,30 @@ impl GpuEngine {
             pending: Vec::new(),
             fixed_bytes,
         })
+    }
+
+    /// The engine for one run of a lab config, sized from its data set and regime.
+    pub fn for_run(
+        context: &GpuContext,
+        ops: &Arc<GpuOps>,
+        config: &LabConfig,
+        run: &RunSpec,
+        dataset: &Dataset,
+    ) -> Result<Self, GpuError> {
+        let layout = Layout::new(&run.model, dataset.input_dim, dataset.classes);
+        let (params, buffers) = layout.initialize(config.init_seed);
+        let micro = config.batch_size.div_ceil(run.regime.micro_batches.max(1));
+        let capacity = Capacity::for_split(&dataset.train, &dataset.test, config.batch_size, micro);
+        Self::new(
+            context.clone(),
+            Arc::clone(ops),
+            layout,
+            &params,
+            &buffers,
+            run.optimizer,
+            &dataset.test,
+            capacity,
+        )
     }
 
     /// Bytes of the training activation workspace (one micro-batch).

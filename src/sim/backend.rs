@@ -3,8 +3,9 @@
 
 use std::ops::Range;
 
+use super::data::Split;
 use super::metrics::StepRecord;
-use super::regime::StepPlan;
+use super::regime::{RegimeSpec, StepPlan};
 use super::SimError;
 
 /// The items of one optimizer step, gathered once and shared by every run of a lab.
@@ -20,6 +21,40 @@ pub struct StepBatch {
 }
 
 impl StepBatch {
+    /// Gathers the items of `examples` from `train`, split into micro-batches by `regime`.
+    pub fn gather(train: &Split, input_dim: usize, examples: Vec<usize>, regime: &RegimeSpec) -> Self {
+        let mut batch = StepBatch {
+            inputs: Vec::new(),
+            labels: Vec::new(),
+            micro_batches: Vec::new(),
+            examples,
+        };
+        for &e in &batch.examples {
+            let items = train.items_in(e);
+            batch
+                .inputs
+                .extend_from_slice(&train.inputs[items.start * input_dim..items.end * input_dim]);
+            batch.labels.extend_from_slice(&train.labels[items]);
+        }
+        batch.split(train, regime);
+        batch
+    }
+
+    /// Re-splits the same items for another regime (runs of one lab share the items).
+    pub fn split(&mut self, train: &Split, regime: &RegimeSpec) {
+        let mut row = 0;
+        self.micro_batches = regime
+            .split_examples(self.examples.len())
+            .into_iter()
+            .map(|range| {
+                let items: usize = self.examples[range].iter().map(|&e| train.items_in(e).len()).sum();
+                let rows = row..row + items;
+                row += items;
+                rows
+            })
+            .collect();
+    }
+
     pub fn item_count(&self) -> usize {
         self.labels.len()
     }

@@ -231,48 +231,13 @@ impl<B: TrainingBackend> Lab<B> {
         self.step
     }
 
-    /// Gathers the next B examples into one batch (micro-batches filled in per run).
-    fn next_batch(&mut self) -> StepBatch {
-        let examples = self.order.next_batch(self.config.batch_size);
-        let train = &self.dataset.train;
-        let d = self.dataset.input_dim;
-        let mut inputs = Vec::new();
-        let mut labels = Vec::new();
-        for &e in &examples {
-            let items = train.items_in(e);
-            inputs.extend_from_slice(&train.inputs[items.start * d..items.end * d]);
-            labels.extend_from_slice(&train.labels[items]);
-        }
-        StepBatch {
-            examples,
-            inputs,
-            labels,
-            micro_batches: Vec::new(),
-        }
-    }
-
-    /// Item-row ranges of each micro-batch when `batch` is split by `regime`.
-    fn micro_batch_rows(&self, regime: &RegimeSpec, examples: &[usize]) -> Vec<std::ops::Range<usize>> {
-        let train = &self.dataset.train;
-        let mut row = 0;
-        regime
-            .split_examples(examples.len())
-            .into_iter()
-            .map(|range| {
-                let items: usize = examples[range].iter().map(|&e| train.items_in(e).len()).sum();
-                let rows = row..row + items;
-                row += items;
-                rows
-            })
-            .collect()
-    }
-
     /// One optimizer step for every run, on the same B examples.
     pub fn step(&mut self) -> Result<(), SimError> {
-        let mut batch = self.next_batch();
-        for i in 0..self.runs.len() {
-            batch.micro_batches = self.micro_batch_rows(&self.runs[i].spec.regime, &batch.examples);
-            let run = &mut self.runs[i];
+        let examples = self.order.next_batch(self.config.batch_size);
+        let train = &self.dataset.train;
+        let mut batch = StepBatch::gather(train, self.dataset.input_dim, examples, &RegimeSpec::full_batch());
+        for run in &mut self.runs {
+            batch.split(train, &run.spec.regime);
             run.last_micro_batch_items = batch.micro_batch_items();
             let plan = plan_step(
                 &run.spec.regime,
@@ -325,7 +290,13 @@ impl<B: TrainingBackend> Lab<B> {
         self.runs
             .iter()
             .map(|run| {
-                let rows = self.micro_batch_rows(&run.spec.regime, &examples);
+                let rows = StepBatch::gather(
+                    &self.dataset.train,
+                    self.dataset.input_dim,
+                    examples.clone(),
+                    &run.spec.regime,
+                )
+                .micro_batches;
                 let peak_rows = rows.iter().map(|r| r.len()).max().unwrap_or(0);
                 let full_rows = rows.last().map_or(0, |r| r.end);
                 RunMemory {

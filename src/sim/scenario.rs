@@ -189,6 +189,25 @@ fn memory() -> LabConfig {
     }
 }
 
+/// The canonical benchmark workload: 3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,
+/// SGD lr 0.1, B = 256, as one run with N micro-batches.
+pub fn canonical_config(micro_batches: usize) -> LabConfig {
+    LabConfig {
+        batch_size: 256,
+        runs: vec![RunSpec {
+            label: if micro_batches == 1 {
+                "full batch 256".into()
+            } else {
+                format!("{micro_batches} x {}", 256 / micro_batches)
+            },
+            schedule: ScheduleSpec::Constant { learning_rate: 0.1 },
+            regime: RegimeSpec::accumulate(micro_batches),
+            ..RunSpec::default()
+        }],
+        ..LabConfig::default()
+    }
+}
+
 impl Scenario {
     pub fn all() -> Vec<Scenario> {
         vec![

@@ -1,6 +1,7 @@
 //! The browser app (wasm only): a thin shell that picks the page from the URL.
 //! Browser calls live in `browser`; everything the pages show comes from plain, tested types.
 
+mod bench;
 mod browser;
 mod certificate;
 mod lab;
@@ -46,6 +47,7 @@ fn App() -> impl IntoView {
         (Route::Verify { id, name }, _) => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
         (Route::Quiz, Ok(bank)) => view! { <quiz::QuizPage bank=bank /> }.into_any(),
         (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
+        (Route::Bench, _) => view! { <bench::BenchPage /> }.into_any(),
         (_, Err(e)) => {
             view! { <p role="alert" class="error">{format!("The quiz could not be loaded: {e}")}</p> }.into_any()
         }

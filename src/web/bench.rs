@@ -1,0 +1,169 @@
+//! The benchmark page (`?view=bench` or `?bench`): the canonical workload on the CPU engine in
+//! wasm and on WebGPU, with metrics read back in bulk and after every step. The figures go into
+//! `#bench-result` as JSON and to the console.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use serde::Serialize;
+
+use crate::gpu::context::GpuContext;
+use crate::gpu::engine::GpuEngine;
+use crate::gpu::ops::GpuOps;
+use crate::sim::backend::StepBatch;
+use crate::sim::data::DataOrder;
+use crate::sim::lab::CpuLab;
+use crate::sim::regime::{plan_step, MetricOps};
+use crate::sim::scenario::canonical_config;
+
+const STEPS: u64 = 60;
+
+#[derive(Debug, Serialize)]
+struct Figure {
+    engine: &'static str,
+    regime: &'static str,
+    readback: &'static str,
+    steps: u64,
+    steps_per_second: f64,
+    ms_per_step: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct BenchReport {
+    workload: &'static str,
+    adapter: Option<String>,
+    gpu_error: Option<String>,
+    figures: Vec<Figure>,
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, elapsed_ms: f64) -> Figure {
+    Figure {
+        engine,
+        regime: if micro_batches == 1 { "full 256" } else { "4 x 64" },
+        readback,
+        steps: STEPS,
+        steps_per_second: 1000.0 * STEPS as f64 / elapsed_ms.max(1e-9),
+        ms_per_step: elapsed_ms / STEPS as f64,
+    }
+}
+
+fn cpu_figure(micro_batches: usize) -> Result<Figure, String> {
+    let mut lab = CpuLab::<f32>::cpu(canonical_config(micro_batches)).map_err(|e| e.to_string())?;
+    lab.set_metric_ops(MetricOps::NONE);
+    lab.run(3, |_| {}).map_err(|e| e.to_string())?;
+    let start = now_ms();
+    lab.run(STEPS, |_| {}).map_err(|e| e.to_string())?;
+    Ok(figure(
+        "cpu-wasm-f32",
+        micro_batches,
+        "every step (in memory)",
+        now_ms() - start,
+    ))
+}
+
+async fn gpu_figure(
+    context: &GpuContext,
+    ops: &Arc<GpuOps>,
+    micro_batches: usize,
+    per_step_readback: bool,
+) -> Result<Figure, String> {
+    let config = canonical_config(micro_batches);
+    let data = config.dataset.generate();
+    let run = &config.runs[0];
+    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data).map_err(|e| e.to_string())?;
+    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
+    let batches: Vec<StepBatch> = (0..8)
+        .map(|_| {
+            StepBatch::gather(
+                &data.train,
+                data.input_dim,
+                order.next_batch(config.batch_size),
+                &run.regime,
+            )
+        })
+        .collect();
+    let mut start = 0.0;
+    for step in 0..STEPS + 3 {
+        if step == 3 {
+            engine.read_records().await.map_err(|e| e.to_string())?;
+            start = now_ms();
+        }
+        let batch = &batches[step as usize % batches.len()];
+        let plan = plan_step(
+            &run.regime,
+            None,
+            &run.schedule,
+            step,
+            &batch.micro_batch_items(),
+            MetricOps::NONE,
+        );
+        engine.encode_step(step, &plan, batch).map_err(|e| e.to_string())?;
+        if per_step_readback {
+            engine.read_records().await.map_err(|e| e.to_string())?;
+        }
+    }
+    engine.read_records().await.map_err(|e| e.to_string())?;
+    let readback = if per_step_readback {
+        "loss read back every step"
+    } else {
+        "one bulk readback"
+    };
+    Ok(figure("webgpu-f32", micro_batches, readback, now_ms() - start))
+}
+
+async fn run_bench() -> BenchReport {
+    let mut report = BenchReport {
+        workload: "spiral 3x300, MLP 2-64-64-3 ReLU, SGD lr 0.1, B = 256; training steps only",
+        adapter: None,
+        gpu_error: None,
+        figures: Vec::new(),
+    };
+    for micro_batches in [1, 4] {
+        match cpu_figure(micro_batches) {
+            Ok(f) => report.figures.push(f),
+            Err(e) => report.gpu_error = Some(format!("CPU engine failed: {e}")),
+        }
+    }
+    match GpuContext::new().await {
+        Err(error) => report.gpu_error = Some(error.to_string()),
+        Ok(context) => {
+            report.adapter = Some(context.adapter_name.clone());
+            let ops = Arc::new(GpuOps::new(&context));
+            for micro_batches in [1, 4] {
+                for per_step in [false, true] {
+                    match gpu_figure(&context, &ops, micro_batches, per_step).await {
+                        Ok(f) => report.figures.push(f),
+                        Err(e) => report.gpu_error = Some(e),
+                    }
+                }
+            }
+        }
+    }
+    report
+}
+
+#[component]
+pub fn BenchPage() -> impl IntoView {
+    let result = RwSignal::new(None::<String>);
+    leptos::task::spawn_local(async move {
+        let report = run_bench().await;
+        let json = serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        web_sys::console::log_1(&json.clone().into());
+        result.set(Some(json));
+    });
+    view! {
+        <section>
+            <h2>"Benchmark"</h2>
+            <p class="muted">"The canonical workload on the CPU engine (wasm) and on WebGPU. Figures appear below when done."</p>
+            <pre id="bench-result" data-testid="bench-result" data-done=move || result.with(Option::is_some).to_string()>
+                {move || result.get().unwrap_or_else(|| "running…".into())}
+            </pre>
+        </section>
+    }
+}
