@@ -417,7 +417,29 @@ fn runs_share_initial_parameters_and_data(backend: &Backend) {
     assert_eq!(params(&lab, 0), params(&lab, 1));
 }
 
+fn predictions_are_probabilities_and_follow_training(backend: &Backend) {
+    let config = small_lab(
+        DatasetKind::XorBlobs,
+        model(vec![16], Activation::Relu, Norm::batch_norm()),
+        OptimizerSpec::adam(),
+        0.02,
+        64,
+        &[("full", RegimeSpec::full_batch())],
+    );
+    let mut lab = trained(backend, config, 30);
+    let points = [0.5, 0.5, -0.5, 0.5, 0.5, -0.5, -0.5, -0.5];
+    let probs = lab.runs_mut()[0].backend.predict(&points).unwrap();
+    assert_eq!(probs.len(), 4 * 2);
+    for row in probs.chunks(2) {
+        assert!((row[0] + row[1] - 1.0).abs() < 1e-5 && row.iter().all(|&p| (0.0..=1.0).contains(&p)));
+    }
+    // XOR: the same-sign corners are class 0, the mixed ones class 1.
+    assert!(probs[0] > 0.5 && probs[6] > 0.5, "{probs:?}");
+    assert!(probs[3] > 0.5 && probs[5] > 0.5, "{probs:?}");
+}
+
 for_every_backend!(
+    predictions_are_probabilities_and_follow_training,
     full_batch_equals_scaled_accumulation,
     unscaled_accumulation_gives_n_times_the_gradient,
     batch_norm_accumulation_differs_and_matches_only_for_one_micro_batch,

@@ -842,6 +842,34 @@ impl GpuEngine {
         Ok(records)
     }
 
+    /// Class probabilities for `points` (row-major) in evaluation mode, in chunks that fit the
+    /// metrics workspace; one submission and one readback per chunk.
+    pub async fn predict_points(&self, points: &[f64]) -> Result<Vec<f64>, GpuError> {
+        let d = self.layout.input_dim;
+        let classes = self.layout.classes;
+        let mut probabilities = Vec::with_capacity(points.len() / d * classes);
+        for chunk in points.chunks(self.metrics.rows * d) {
+            let rows = chunk.len() / d;
+            let inputs = self.context.storage_buffer("predict inputs", &to_f32(chunk));
+            let labels = labels_buffer(&self.context, "predict labels", &[], rows);
+            let mut encoder = self
+                .context
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("predict") });
+            let source = Source {
+                inputs: &inputs,
+                labels: &labels,
+                first_row: 0,
+                rows,
+            };
+            self.forward(&mut encoder, &self.metrics, source, Mode::Eval)?;
+            self.context.queue.submit([encoder.finish()]);
+            let probs = read_f32(&self.context, &self.metrics.probs, rows * classes).await?;
+            probabilities.extend(probs.into_iter().map(f64::from));
+        }
+        Ok(probabilities)
+    }
+
     pub async fn read_parameters(&self) -> Result<Vec<f64>, GpuError> {
         Ok(read_f32(&self.context, &self.params, self.layout.parameter_count)
             .await?
@@ -900,7 +928,7 @@ impl TrainingBackend for GpuEngine {
         pollster::block_on(self.read_buffers()).map_err(engine_error)
     }
 
-    fn predict(&mut self, _points: &[f64]) -> Vec<f64> {
-        Vec::new()
+    fn predict(&mut self, points: &[f64]) -> Result<Vec<f64>, SimError> {
+        pollster::block_on(self.predict_points(points)).map_err(engine_error)
     }
 }

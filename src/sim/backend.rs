@@ -79,7 +79,7 @@ pub trait TrainingBackend {
     /// BatchNorm running statistics, in the layout's buffer order.
     fn buffers(&self) -> Result<Vec<f64>, SimError>;
     /// Class probabilities for `points` (row-major, `input_dim` each) in evaluation mode.
-    fn predict(&mut self, points: &[f64]) -> Vec<f64>;
+    fn predict(&mut self, points: &[f64]) -> Result<Vec<f64>, SimError>;
 }
 
 /// Lets a lab choose its engine at run time (CPU in f32 or f64, GPU when available).
@@ -102,7 +102,7 @@ impl<B: TrainingBackend + ?Sized> TrainingBackend for Box<B> {
     fn buffers(&self) -> Result<Vec<f64>, SimError> {
         (**self).buffers()
     }
-    fn predict(&mut self, points: &[f64]) -> Vec<f64> {
+    fn predict(&mut self, points: &[f64]) -> Result<Vec<f64>, SimError> {
         (**self).predict(points)
     }
 }

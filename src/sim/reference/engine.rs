@@ -507,14 +507,10 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
         Ok(to_f64(&self.buffers))
     }
 
-    fn predict(&mut self, points: &[f64]) -> Vec<f64> {
+    fn predict(&mut self, points: &[f64]) -> Result<Vec<f64>, SimError> {
         let rows = points.len() / self.layout.input_dim;
         self.load(points, &vec![0; rows]);
         self.forward(Mode::Eval);
-        self.ws.probs[..rows * self.layout.classes]
-            .to_vec()
-            .iter()
-            .map(|p| p.to_f64())
-            .collect()
+        Ok(to_f64(&self.ws.probs[..rows * self.layout.classes]))
     }
 }
