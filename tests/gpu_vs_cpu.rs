@@ -213,3 +213,46 @@ fn gpu_activation_workspace_holds_one_micro_batch() {
     assert!((ratio - 0.25).abs() < 0.01, "activation bytes ratio {ratio}");
     assert!(accumulated.allocated_bytes() < full.allocated_bytes());
 }
+
+#[test]
+fn steady_state_steps_create_no_new_bind_groups() {
+    let Some((context, ops)) = gpu_device() else { return };
+    use gradlab::gpu::engine::GpuEngine;
+    use gradlab::sim::backend::StepBatch;
+    use gradlab::sim::data::DataOrder;
+    use gradlab::sim::regime::{plan_step, MetricOps};
+    let config = Scenario::by_id("norms").unwrap().config;
+    let data = config.dataset.generate();
+    let run = &config.runs[1];
+    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data).unwrap();
+    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
+    let mut counts = Vec::new();
+    for step in 0..6 {
+        let batch = StepBatch::gather(
+            &data.train,
+            data.input_dim,
+            order.next_batch(config.batch_size),
+            &run.regime,
+        );
+        let plan = plan_step(
+            &run.regime,
+            None,
+            &run.schedule,
+            step,
+            &batch.micro_batch_items(),
+            MetricOps::ALL,
+        );
+        engine.encode_step(step, &plan, &batch).unwrap();
+        counts.push(engine.cached_bind_groups());
+    }
+    assert!(counts[0] > 0);
+    assert!(
+        counts[1..].iter().all(|&c| c == counts[1]),
+        "bind groups per step: {counts:?}"
+    );
+    assert_eq!(
+        pollster::block_on(engine.read_records()).unwrap().len(),
+        6,
+        "one bulk readback"
+    );
+}

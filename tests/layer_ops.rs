@@ -12,7 +12,7 @@ mod common;
 
 use common::{random_vec, relative};
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::ops::{GpuOps, LinearDims};
+use gradlab::gpu::ops::{GpuOps, LinearDims, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::model::Activation;
 use gradlab::sim::reference::{backward, forward};
@@ -144,13 +144,10 @@ impl Gpu {
         }
     }
 
-    fn run(&self, encode: impl FnOnce(&mut wgpu::CommandEncoder)) {
-        let mut encoder = self
-            .context
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        encode(&mut encoder);
-        self.context.queue.submit([encoder.finish()]);
+    fn run(&self, encode: impl FnOnce(&mut Recorder)) {
+        let mut recorder = Recorder::new();
+        encode(&mut recorder);
+        Submitter::new().submit(&self.context, &self.ops, recorder);
     }
 
     fn read(&self, buffer: &wgpu::Buffer, len: usize) -> Vec<f64> {
@@ -187,11 +184,7 @@ impl LayerOps for Gpu {
             bias_offset: (fan_in * fan_out) as u32,
             x_offset: 0,
         };
-        self.run(|e| {
-            self.ops
-                .linear_forward(&self.context, e, dims, &x_buf, &p_buf, &y_buf)
-                .unwrap()
-        });
+        self.run(|e| self.ops.linear_forward(e, dims, &x_buf, &p_buf, &y_buf).unwrap());
         self.read(&y_buf, rows * fan_out)
     }
     fn linear_backward(
@@ -219,10 +212,10 @@ impl LayerOps for Gpu {
         };
         self.run(|e| {
             self.ops
-                .linear_backward_params(&self.context, e, dims, &x_buf, &dy_buf, &g_buf)
+                .linear_backward_params(e, dims, &x_buf, &dy_buf, &g_buf)
                 .unwrap();
             self.ops
-                .linear_backward_input(&self.context, e, dims, &dy_buf, &w_buf, &dx_buf)
+                .linear_backward_input(e, dims, &dy_buf, &w_buf, &dx_buf)
                 .unwrap();
         });
         let g = self.read(&g_buf, grads.len());
@@ -234,7 +227,7 @@ impl LayerOps for Gpu {
         let a_buf = self.context.zeroed_buffer("a", u.len());
         self.run(|e| {
             self.ops
-                .activation_forward(&self.context, e, kind, u.len() as u32, &u_buf, &a_buf)
+                .activation_forward(e, kind, u.len() as u32, &u_buf, &a_buf)
                 .unwrap()
         });
         self.read(&a_buf, u.len())
@@ -245,7 +238,7 @@ impl LayerOps for Gpu {
         let du_buf = self.context.zeroed_buffer("du", u.len());
         self.run(|e| {
             self.ops
-                .activation_backward(&self.context, e, kind, u.len() as u32, &u_buf, &da_buf, &du_buf)
+                .activation_backward(e, kind, u.len() as u32, &u_buf, &da_buf, &du_buf)
                 .unwrap()
         });
         self.read(&du_buf, u.len())
@@ -329,14 +322,12 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         bias_offset: 6,
         x_offset: 0,
     };
-    let mut encoder = gpu
-        .context
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    let mut recorder = Recorder::new();
     let error = gpu
         .ops
-        .linear_forward(&gpu.context, &mut encoder, dims, &small, &small, &small)
+        .linear_forward(&mut recorder, dims, &small, &small, &small)
         .unwrap_err();
+    assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
     assert!(error.to_string().contains("input holds 4 values"), "{error}");
 }
 

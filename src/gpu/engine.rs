@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::context::GpuContext;
 use super::kernels;
-use super::ops::{activation_code, GpuOps, LinearDims};
+use super::ops::{activation_code, GpuOps, LinearDims, Recorder, Submitter};
 use super::readback::read_f32;
 use super::GpuError;
 use crate::sim::backend::StepBatch;
@@ -183,6 +183,7 @@ pub struct GpuEngine {
     /// Host-side parts of the records whose GPU parts are still in `history`.
     pending: Vec<(StepRecord, bool, bool)>,
     fixed_bytes: u64,
+    submitter: Submitter,
 }
 
 fn words_f32(values: &[f32]) -> Vec<u32> {
@@ -283,6 +284,7 @@ impl GpuEngine {
             history,
             pending: Vec::new(),
             fixed_bytes,
+            submitter: Submitter::new(),
         })
     }
 
@@ -320,6 +322,11 @@ impl GpuEngine {
         self.metrics.bytes
     }
 
+    /// Bind groups created so far; constant once steps repeat (nothing is created per step).
+    pub fn cached_bind_groups(&self) -> usize {
+        self.submitter.cached_bind_groups()
+    }
+
     /// Every byte this engine allocated on the GPU.
     pub fn allocated_bytes(&self) -> u64 {
         self.fixed_bytes + self.train.bytes + self.metrics.bytes
@@ -331,7 +338,7 @@ impl GpuEngine {
 
     fn reduce(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         a: &wgpu::Buffer,
         b: &wgpu::Buffer,
         len: usize,
@@ -340,8 +347,7 @@ impl GpuEngine {
         accumulate: bool,
     ) -> Result<(), GpuError> {
         self.ops.run_one_group(
-            &self.context,
-            encoder,
+            recorder,
             &kernels::REDUCE,
             &[len as u32, mode, slot, u32::from(accumulate)],
             &[a, b, &self.scalars],
@@ -349,13 +355,7 @@ impl GpuEngine {
     }
 
     /// Forward pass over `source` into `ws`; leaves probabilities, row losses and correctness.
-    fn forward(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        ws: &Workspace,
-        source: Source<'_>,
-        mode: Mode,
-    ) -> Result<(), GpuError> {
+    fn forward(&self, recorder: &mut Recorder, ws: &Workspace, source: Source<'_>, mode: Mode) -> Result<(), GpuError> {
         let rows = source.rows;
         if rows > ws.rows {
             return Err(GpuError::Shape(format!(
@@ -365,7 +365,6 @@ impl GpuEngine {
         }
         let norm = self.layout.spec.norm;
         let activation = activation_code(self.layout.spec.activation);
-        let ctx = &self.context;
         for (l, layer) in self.layout.hidden.iter().enumerate() {
             let buffers = &ws.layers[l];
             let (x, x_offset) = if l == 0 {
@@ -381,15 +380,13 @@ impl GpuEngine {
                 bias_offset: layer.bias as u32,
                 x_offset: x_offset as u32,
             };
-            self.ops
-                .linear_forward(ctx, encoder, dims, x, &self.params, &buffers.z)?;
+            self.ops.linear_forward(recorder, dims, x, &self.params, &buffers.z)?;
             let n = (rows * layer.width) as u32;
             let activation_input = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 match (mode, norm, layer.running_stats) {
                     (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
                         self.ops.run(
-                            ctx,
-                            encoder,
+                            recorder,
                             &kernels::BATCH_NORM_EVAL,
                             &[
                                 n,
@@ -408,8 +405,7 @@ impl GpuEngine {
                     _ => {
                         let g = NormGeometry::new(norm, rows, layer.width);
                         self.ops.run(
-                            ctx,
-                            encoder,
+                            recorder,
                             &kernels::NORM_FORWARD,
                             &[
                                 g.sets as u32,
@@ -433,8 +429,7 @@ impl GpuEngine {
                         ) = (mode, norm, layer.running_stats)
                         {
                             self.ops.run(
-                                ctx,
-                                encoder,
+                                recorder,
                                 &kernels::BATCH_NORM_RUNNING,
                                 &[
                                     layer.width as u32,
@@ -453,8 +448,7 @@ impl GpuEngine {
                 &buffers.z
             };
             self.ops.run(
-                ctx,
-                encoder,
+                recorder,
                 &kernels::ACTIVATION_FORWARD,
                 &[n, activation, 0, 0],
                 &[activation_input, &buffers.a],
@@ -472,10 +466,9 @@ impl GpuEngine {
             x_offset: 0,
         };
         self.ops
-            .linear_forward(ctx, encoder, dims, last, &self.params, &ws.logits)?;
+            .linear_forward(recorder, dims, last, &self.params, &ws.logits)?;
         self.ops.run(
-            ctx,
-            encoder,
+            recorder,
             &kernels::SOFTMAX_FORWARD,
             &[rows as u32, classes, source.first_row as u32, 0],
             &[&ws.logits, source.labels, &ws.probs, &ws.row_loss, &ws.row_correct],
@@ -486,7 +479,7 @@ impl GpuEngine {
     /// Backward of `weight * sum CE` after a training forward; adds into `target`.
     fn backward(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         ws: &Workspace,
         source: Source<'_>,
         weight: f32,
@@ -494,11 +487,9 @@ impl GpuEngine {
     ) -> Result<(), GpuError> {
         let rows = source.rows as u32;
         let classes = self.layout.classes as u32;
-        let ctx = &self.context;
         let activation = activation_code(self.layout.spec.activation);
         self.ops.run(
-            ctx,
-            encoder,
+            recorder,
             &kernels::SOFTMAX_BACKWARD,
             &[rows, classes, source.first_row as u32, weight.to_bits()],
             &[&ws.probs, source.labels, &ws.dlogits],
@@ -515,9 +506,9 @@ impl GpuEngine {
         };
         let last = &ws.layers[hidden.len() - 1].a;
         self.ops
-            .linear_backward_params(ctx, encoder, out_dims, last, &ws.dlogits, target)?;
+            .linear_backward_params(recorder, out_dims, last, &ws.dlogits, target)?;
         self.ops
-            .linear_backward_input(ctx, encoder, out_dims, &ws.dlogits, &self.params, &ws.da)?;
+            .linear_backward_input(recorder, out_dims, &ws.dlogits, &self.params, &ws.da)?;
         for (l, layer) in hidden.iter().enumerate().rev() {
             let buffers = &ws.layers[l];
             let n = rows * layer.width as u32;
@@ -527,8 +518,7 @@ impl GpuEngine {
                 &buffers.z
             };
             self.ops.run(
-                ctx,
-                encoder,
+                recorder,
                 &kernels::ACTIVATION_BACKWARD,
                 &[n, activation, 0, 0],
                 &[activation_input, &ws.da, &ws.du],
@@ -538,16 +528,14 @@ impl GpuEngine {
                 let norm = self.layout.spec.norm;
                 let g = NormGeometry::new(norm, rows as usize, layer.width);
                 self.ops.run(
-                    ctx,
-                    encoder,
+                    recorder,
                     &kernels::NORM_BACKWARD_PARAMS,
                     &[rows, layer.width as u32, scale as u32, shift as u32],
                     &[&ws.du, &buffers.xhat, target],
                     layer.width as u32,
                 )?;
                 self.ops.run(
-                    ctx,
-                    encoder,
+                    recorder,
                     &kernels::NORM_BACKWARD_INPUT,
                     &[
                         g.sets as u32,
@@ -579,16 +567,16 @@ impl GpuEngine {
                 bias_offset: layer.bias as u32,
                 x_offset: x_offset as u32,
             };
-            self.ops.linear_backward_params(ctx, encoder, dims, x, dy, target)?;
+            self.ops.linear_backward_params(recorder, dims, x, dy, target)?;
             if l > 0 {
                 self.ops
-                    .linear_backward_input(ctx, encoder, dims, dy, &self.params, &ws.da)?;
+                    .linear_backward_input(recorder, dims, dy, &self.params, &ws.da)?;
             }
         }
         Ok(())
     }
 
-    fn optimizer_step(&mut self, encoder: &mut wgpu::CommandEncoder, learning_rate: f64) -> Result<(), GpuError> {
+    fn optimizer_step(&mut self, recorder: &mut Recorder, learning_rate: f64) -> Result<(), GpuError> {
         self.steps_taken += 1;
         let t = self.steps_taken as i32;
         let (kind, weight_decay, beta1, beta2, eps, momentum) = match self.optimizer {
@@ -622,8 +610,7 @@ impl GpuEngine {
         ]));
         uniform.extend([0, 0]);
         self.ops.run(
-            &self.context,
-            encoder,
+            recorder,
             &kernels::OPTIMIZER,
             &uniform,
             &[&self.grads, &self.params, &self.first, &self.second],
@@ -676,10 +663,8 @@ impl GpuEngine {
             .write_buffer(&self.batch_inputs, 0, bytemuck::cast_slice(&to_f32(&batch.inputs)));
         ctx.queue
             .write_buffer(&self.batch_labels, 0, bytemuck::cast_slice(&batch.labels));
-        let mut encoder = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
-        encoder.clear_buffer(&self.scalars, 0, None);
+        let mut recorder = Recorder::new();
+        recorder.clear(&self.scalars);
         let p = self.layout.parameter_count;
         let mut record = StepRecord {
             step,
@@ -696,9 +681,9 @@ impl GpuEngine {
                         first_row: 0,
                         rows: batch.item_count(),
                     };
-                    encoder.clear_buffer(&self.reference, 0, None);
+                    recorder.clear(&self.reference);
                     self.forward(
-                        &mut encoder,
+                        &mut recorder,
                         &self.metrics,
                         source,
                         Mode::Train {
@@ -706,10 +691,10 @@ impl GpuEngine {
                         },
                     )?;
                     let weight = 1.0 / batch.item_count().max(1) as f32;
-                    self.backward(&mut encoder, &self.metrics, source, weight, &self.reference)?;
+                    self.backward(&mut recorder, &self.metrics, source, weight, &self.reference)?;
                     has_reference = true;
                 }
-                Op::ZeroGrad => encoder.clear_buffer(&self.grads, 0, None),
+                Op::ZeroGrad => recorder.clear(&self.grads),
                 Op::Accumulate {
                     micro_batch,
                     item_weight,
@@ -726,7 +711,7 @@ impl GpuEngine {
                         rows: rows.len(),
                     };
                     self.forward(
-                        &mut encoder,
+                        &mut recorder,
                         &self.train,
                         source,
                         Mode::Train {
@@ -734,7 +719,7 @@ impl GpuEngine {
                         },
                     )?;
                     self.reduce(
-                        &mut encoder,
+                        &mut recorder,
                         &self.train.row_loss,
                         &self.train.row_loss,
                         rows.len(),
@@ -742,14 +727,13 @@ impl GpuEngine {
                         slot::LOSS_SUM,
                         true,
                     )?;
-                    self.backward(&mut encoder, &self.train, source, item_weight as f32, &self.grads)?;
+                    self.backward(&mut recorder, &self.train, source, item_weight as f32, &self.grads)?;
                     record.items += rows.len();
                 }
                 Op::ClipGradNorm { max_norm } => {
-                    self.reduce(&mut encoder, &self.grads, &self.grads, p, 1, slot::CLIP_SQ, false)?;
+                    self.reduce(&mut recorder, &self.grads, &self.grads, p, 1, slot::CLIP_SQ, false)?;
                     self.ops.run(
-                        &ctx,
-                        &mut encoder,
+                        &mut recorder,
                         &kernels::CLIP,
                         &[p as u32, slot::CLIP_SQ, (max_norm as f32).to_bits(), 0],
                         &[&self.scalars, &self.grads],
@@ -757,11 +741,11 @@ impl GpuEngine {
                     )?;
                 }
                 Op::RecordGradient => {
-                    self.reduce(&mut encoder, &self.grads, &self.grads, p, 1, slot::GRAD_SQ, false)?;
+                    self.reduce(&mut recorder, &self.grads, &self.grads, p, 1, slot::GRAD_SQ, false)?;
                     if has_reference {
-                        self.reduce(&mut encoder, &self.grads, &self.reference, p, 2, slot::DOT, false)?;
+                        self.reduce(&mut recorder, &self.grads, &self.reference, p, 2, slot::DOT, false)?;
                         self.reduce(
-                            &mut encoder,
+                            &mut recorder,
                             &self.reference,
                             &self.reference,
                             p,
@@ -769,10 +753,10 @@ impl GpuEngine {
                             slot::REFERENCE_SQ,
                             false,
                         )?;
-                        self.reduce(&mut encoder, &self.grads, &self.reference, p, 3, slot::DIFF_SQ, false)?;
+                        self.reduce(&mut recorder, &self.grads, &self.reference, p, 3, slot::DIFF_SQ, false)?;
                     }
                 }
-                Op::OptimizerStep { learning_rate } => self.optimizer_step(&mut encoder, learning_rate)?,
+                Op::OptimizerStep { learning_rate } => self.optimizer_step(&mut recorder, learning_rate)?,
                 Op::Evaluate => {
                     let source = Source {
                         inputs: &self.test_inputs,
@@ -780,10 +764,10 @@ impl GpuEngine {
                         first_row: 0,
                         rows: self.test_rows,
                     };
-                    self.forward(&mut encoder, &self.metrics, source, Mode::Eval)?;
+                    self.forward(&mut recorder, &self.metrics, source, Mode::Eval)?;
                     let rows = self.test_rows;
                     self.reduce(
-                        &mut encoder,
+                        &mut recorder,
                         &self.metrics.row_loss,
                         &self.metrics.row_loss,
                         rows,
@@ -792,7 +776,7 @@ impl GpuEngine {
                         false,
                     )?;
                     self.reduce(
-                        &mut encoder,
+                        &mut recorder,
                         &self.metrics.row_correct,
                         &self.metrics.row_correct,
                         rows,
@@ -805,8 +789,8 @@ impl GpuEngine {
             }
         }
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
-        encoder.copy_buffer_to_buffer(&self.scalars, 0, &self.history, offset, (slot::COUNT * 4) as u64);
-        ctx.queue.submit([encoder.finish()]);
+        recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
+        self.submitter.submit(&ctx, &self.ops, recorder);
         self.pending.push((record, has_reference, evaluated));
         Ok(())
     }
@@ -852,18 +836,16 @@ impl GpuEngine {
             let rows = chunk.len() / d;
             let inputs = self.context.storage_buffer("predict inputs", &to_f32(chunk));
             let labels = labels_buffer(&self.context, "predict labels", &[], rows);
-            let mut encoder = self
-                .context
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("predict") });
+            let mut recorder = Recorder::new();
             let source = Source {
                 inputs: &inputs,
                 labels: &labels,
                 first_row: 0,
                 rows,
             };
-            self.forward(&mut encoder, &self.metrics, source, Mode::Eval)?;
-            self.context.queue.submit([encoder.finish()]);
+            self.forward(&mut recorder, &self.metrics, source, Mode::Eval)?;
+            // Predictions bind fresh input buffers, so they use a throwaway submitter.
+            Submitter::new().submit(&self.context, &self.ops, recorder);
             let probs = read_f32(&self.context, &self.metrics.probs, rows * classes).await?;
             probabilities.extend(probs.into_iter().map(f64::from));
         }

@@ -1,5 +1,13 @@
-//! Pipelines for every kernel, built once per device, and typed dispatch helpers that check
-//! shapes before anything is encoded.
+//! Pipelines for every kernel, built once per device; a [`Recorder`] that collects a step's
+//! dispatches; and a [`Submitter`] that replays them in one command buffer with one uniform
+//! upload and cached bind groups.
+//!
+//! Why: creating buffers and bind groups is expensive in WebGPU. Every dispatch's constants go
+//! into one uniform arena at 256-byte slots (bound with a dynamic offset), written once per
+//! submission, and bind groups are cached by (kernel, buffers), so a steady-state step creates
+//! no GPU objects at all.
+
+use std::collections::HashMap;
 
 use super::context::GpuContext;
 use super::kernels::{self, Kernel};
@@ -7,6 +15,9 @@ use super::GpuError;
 use crate::sim::model::Activation;
 
 const WORKGROUP: u32 = 64;
+/// WebGPU's minimum `minUniformBufferOffsetAlignment` guarantee.
+const UNIFORM_SLOT_BYTES: u64 = 256;
+const UNIFORM_SLOT_WORDS: usize = 64;
 
 /// Shapes of a linear layer dispatch, mirrored by the `Dims` struct of the linear kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +28,7 @@ pub struct LinearDims {
     /// Offsets of W and b inside the parameter buffer.
     pub weight_offset: u32,
     pub bias_offset: u32,
-    /// Offset of the first input row inside the input buffer.
+    /// Offset of the first input value inside the input buffer.
     pub x_offset: u32,
 }
 
@@ -44,27 +55,84 @@ pub fn activation_code(kind: Activation) -> u32 {
     }
 }
 
+/// The storage bindings a kernel declares, in binding order: `true` for read-only.
+fn storage_bindings(source: &str) -> Vec<bool> {
+    source
+        .lines()
+        .filter(|line| line.contains("@binding(") && line.contains("var<storage"))
+        .map(|line| !line.contains("read_write"))
+        .collect()
+}
+
+#[derive(Debug)]
+struct CompiledKernel {
+    name: &'static str,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    storage_count: usize,
+}
+
 /// The compiled pipelines, one per kernel, built once per device.
 #[derive(Debug)]
 pub struct GpuOps {
-    pipelines: Vec<(&'static str, wgpu::ComputePipeline)>,
+    kernels: Vec<CompiledKernel>,
 }
 
-fn pipeline(context: &GpuContext, kernel: &Kernel, entry: &str) -> wgpu::ComputePipeline {
+fn compile(context: &GpuContext, kernel: &Kernel) -> CompiledKernel {
+    let storage = storage_bindings(kernel.source);
+    let mut entries = vec![wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: None,
+        },
+        count: None,
+    }];
+    for (i, &read_only) in storage.iter().enumerate() {
+        entries.push(wgpu::BindGroupLayoutEntry {
+            binding: i as u32 + 1,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+    }
+    let layout = context
+        .device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(kernel.name),
+            entries: &entries,
+        });
+    let pipeline_layout = context.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(kernel.name),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
     let module = context.device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(kernel.name),
         source: wgpu::ShaderSource::Wgsl(kernel.source.into()),
     });
-    context
+    let pipeline = context
         .device
         .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(kernel.name),
-            layout: None,
+            layout: Some(&pipeline_layout),
             module: &module,
-            entry_point: Some(entry),
+            entry_point: Some(kernel.entry_points[0]),
             compilation_options: wgpu::PipelineCompilationOptions::default(),
             cache: None,
-        })
+        });
+    CompiledKernel {
+        name: kernel.name,
+        pipeline,
+        layout,
+        storage_count: storage.len(),
+    }
 }
 
 fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
@@ -81,97 +149,221 @@ fn check(buffer: &wgpu::Buffer, needed: u64, what: &str) -> Result<(), GpuError>
     Ok(())
 }
 
+#[derive(Debug)]
+enum Command {
+    Dispatch {
+        kernel: usize,
+        slot: usize,
+        buffers: Vec<wgpu::Buffer>,
+        workgroups: u32,
+    },
+    Clear(wgpu::Buffer),
+    Copy {
+        source: wgpu::Buffer,
+        destination: wgpu::Buffer,
+        destination_offset: u64,
+        bytes: u64,
+    },
+}
+
+/// The commands of one submission, in order, with each dispatch's constants.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    commands: Vec<Command>,
+    uniforms: Vec<u32>,
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Zeroes a buffer at this point of the sequence.
+    pub fn clear(&mut self, buffer: &wgpu::Buffer) {
+        self.commands.push(Command::Clear(buffer.clone()));
+    }
+
+    pub fn copy(&mut self, source: &wgpu::Buffer, destination: &wgpu::Buffer, destination_offset: u64, bytes: u64) {
+        self.commands.push(Command::Copy {
+            source: source.clone(),
+            destination: destination.clone(),
+            destination_offset,
+            bytes,
+        });
+    }
+
+    fn dispatch(&mut self, kernel: usize, uniform: &[u32], buffers: &[&wgpu::Buffer], workgroups: u32) {
+        let slot = self.uniforms.len() / UNIFORM_SLOT_WORDS;
+        let mut words = uniform.to_vec();
+        words.resize(UNIFORM_SLOT_WORDS, 0);
+        self.uniforms.extend(words);
+        self.commands.push(Command::Dispatch {
+            kernel,
+            slot,
+            buffers: buffers.iter().map(|b| (*b).clone()).collect(),
+            workgroups,
+        });
+    }
+
+    pub fn dispatch_count(&self) -> usize {
+        self.uniforms.len() / UNIFORM_SLOT_WORDS
+    }
+}
+
+/// Replays recorders: owns the uniform arena and the bind-group cache of one engine.
+#[derive(Debug, Default)]
+pub struct Submitter {
+    arena: Option<wgpu::Buffer>,
+    slots: usize,
+    bind_groups: HashMap<(usize, Vec<wgpu::Buffer>), wgpu::BindGroup>,
+}
+
+impl Submitter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bind groups created so far (they are reused from then on).
+    pub fn cached_bind_groups(&self) -> usize {
+        self.bind_groups.len()
+    }
+
+    /// Encodes everything `recorder` holds into one command buffer and submits it.
+    pub fn submit(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) {
+        let needed = recorder.dispatch_count().max(1);
+        if self.arena.is_none() || needed > self.slots {
+            let slots = needed.next_power_of_two().max(64);
+            self.arena = Some(context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("uniform arena"),
+                size: slots as u64 * UNIFORM_SLOT_BYTES,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+            self.slots = slots;
+            self.bind_groups.clear();
+        }
+        let Some(arena) = self.arena.clone() else { return };
+        if !recorder.uniforms.is_empty() {
+            context
+                .queue
+                .write_buffer(&arena, 0, bytemuck::cast_slice(&recorder.uniforms));
+        }
+        let mut encoder = context.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("gradlab step"),
+        });
+        let mut commands = recorder.commands.into_iter().peekable();
+        while let Some(command) = commands.next() {
+            match command {
+                Command::Clear(buffer) => encoder.clear_buffer(&buffer, 0, None),
+                Command::Copy {
+                    source,
+                    destination,
+                    destination_offset,
+                    bytes,
+                } => encoder.copy_buffer_to_buffer(&source, 0, &destination, destination_offset, bytes),
+                dispatch @ Command::Dispatch { .. } => {
+                    // Consecutive dispatches share one compute pass.
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+                    let mut next = Some(dispatch);
+                    while let Some(Command::Dispatch {
+                        kernel,
+                        slot,
+                        buffers,
+                        workgroups,
+                    }) = next
+                    {
+                        let compiled = &ops.kernels[kernel];
+                        let bind_group = self.bind_groups.entry((kernel, buffers.clone())).or_insert_with(|| {
+                            let mut entries = vec![wgpu::BindGroupEntry {
+                                binding: 0,
+                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                    buffer: &arena,
+                                    offset: 0,
+                                    size: std::num::NonZeroU64::new(UNIFORM_SLOT_BYTES),
+                                }),
+                            }];
+                            for (i, buffer) in buffers.iter().enumerate() {
+                                entries.push(wgpu::BindGroupEntry {
+                                    binding: i as u32 + 1,
+                                    resource: buffer.as_entire_binding(),
+                                });
+                            }
+                            context.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                                label: Some(compiled.name),
+                                layout: &compiled.layout,
+                                entries: &entries,
+                            })
+                        });
+                        pass.set_pipeline(&compiled.pipeline);
+                        pass.set_bind_group(0, &*bind_group, &[(slot as u64 * UNIFORM_SLOT_BYTES) as u32]);
+                        pass.dispatch_workgroups(workgroups, 1, 1);
+                        next = if matches!(commands.peek(), Some(Command::Dispatch { .. })) {
+                            commands.next()
+                        } else {
+                            None
+                        };
+                    }
+                }
+            }
+        }
+        context.queue.submit([encoder.finish()]);
+    }
+}
+
 impl GpuOps {
     pub fn new(context: &GpuContext) -> Self {
         Self {
-            pipelines: kernels::ALL
-                .iter()
-                .map(|kernel| (kernel.name, pipeline(context, kernel, kernel.entry_points[0])))
-                .collect(),
+            kernels: kernels::ALL.iter().map(|kernel| compile(context, kernel)).collect(),
         }
     }
 
-    fn pipeline(&self, kernel: &Kernel) -> Result<&wgpu::ComputePipeline, GpuError> {
-        self.pipelines
+    fn kernel_index(&self, kernel: &Kernel, buffers: usize) -> Result<usize, GpuError> {
+        let index = self
+            .kernels
             .iter()
-            .find(|(name, _)| *name == kernel.name)
-            .map(|(_, p)| p)
-            .ok_or_else(|| GpuError::Shape(format!("kernel {} has no pipeline", kernel.name)))
+            .position(|k| k.name == kernel.name)
+            .ok_or_else(|| GpuError::Shape(format!("kernel {} has no pipeline", kernel.name)))?;
+        if self.kernels[index].storage_count != buffers {
+            return Err(GpuError::Shape(format!(
+                "kernel {} takes {} buffers, got {buffers}",
+                kernel.name, self.kernels[index].storage_count
+            )));
+        }
+        Ok(index)
     }
 
-    /// Encodes `kernel` over `invocations` threads (64 per workgroup) with a fresh uniform holding
-    /// `uniform` and `buffers` at bindings 1, 2, .... Values are baked per dispatch, so several
-    /// micro-batches with different constants can share one command buffer.
+    /// Records `kernel` over `invocations` threads (64 per workgroup), with `uniform` as its
+    /// constants and `buffers` at bindings 1, 2, ....
     pub fn run(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         kernel: &Kernel,
         uniform: &[u32],
         buffers: &[&wgpu::Buffer],
         invocations: u32,
     ) -> Result<(), GpuError> {
-        let pipeline = self.pipeline(kernel)?;
-        Self::dispatch(
-            context,
-            encoder,
-            pipeline,
-            uniform,
-            buffers,
-            invocations.div_ceil(WORKGROUP).max(1),
-        );
+        let index = self.kernel_index(kernel, buffers.len())?;
+        recorder.dispatch(index, uniform, buffers, invocations.div_ceil(WORKGROUP).max(1));
         Ok(())
     }
 
     /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (reductions).
     pub fn run_one_group(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         kernel: &Kernel,
         uniform: &[u32],
         buffers: &[&wgpu::Buffer],
     ) -> Result<(), GpuError> {
-        let pipeline = self.pipeline(kernel)?;
-        Self::dispatch(context, encoder, pipeline, uniform, buffers, 1);
+        let index = self.kernel_index(kernel, buffers.len())?;
+        recorder.dispatch(index, uniform, buffers, 1);
         Ok(())
-    }
-
-    fn dispatch(
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        pipeline: &wgpu::ComputePipeline,
-        uniform: &[u32],
-        buffers: &[&wgpu::Buffer],
-        workgroups: u32,
-    ) {
-        let uniform = context.uniform_buffer("dims", uniform);
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniform.as_entire_binding(),
-        }];
-        for (i, buffer) in buffers.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: i as u32 + 1,
-                resource: buffer.as_entire_binding(),
-            });
-        }
-        let bind_group = context.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
     }
 
     /// `y = x W^T + b`.
     pub fn linear_forward(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         dims: LinearDims,
         x: &wgpu::Buffer,
         params: &wgpu::Buffer,
@@ -187,8 +379,7 @@ impl GpuOps {
         check(params, u64::from(dims.bias_offset) + fan_out, "parameters (bias)")?;
         check(y, rows * fan_out, "output")?;
         self.run(
-            context,
-            encoder,
+            recorder,
             &kernels::LINEAR_FORWARD,
             &dims.words(),
             &[x, params, y],
@@ -199,8 +390,7 @@ impl GpuOps {
     /// Adds the weight and bias gradients of `dy` into `grads`.
     pub fn linear_backward_params(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         dims: LinearDims,
         x: &wgpu::Buffer,
         dy: &wgpu::Buffer,
@@ -216,8 +406,7 @@ impl GpuOps {
         )?;
         check(grads, u64::from(dims.bias_offset) + fan_out, "gradients (bias)")?;
         self.run(
-            context,
-            encoder,
+            recorder,
             &kernels::LINEAR_BACKWARD_PARAMS,
             &dims.words(),
             &[x, dy, grads],
@@ -228,8 +417,7 @@ impl GpuOps {
     /// `dx = dy W`.
     pub fn linear_backward_input(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         dims: LinearDims,
         dy: &wgpu::Buffer,
         params: &wgpu::Buffer,
@@ -244,8 +432,7 @@ impl GpuOps {
         )?;
         check(dx, rows * fan_in, "input gradient")?;
         self.run(
-            context,
-            encoder,
+            recorder,
             &kernels::LINEAR_BACKWARD_INPUT,
             &dims.words(),
             &[dy, params, dx],
@@ -256,8 +443,7 @@ impl GpuOps {
     /// `out = f(u)`.
     pub fn activation_forward(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         kind: Activation,
         len: u32,
         u: &wgpu::Buffer,
@@ -266,8 +452,7 @@ impl GpuOps {
         check(u, u64::from(len), "activation input")?;
         check(out, u64::from(len), "activation output")?;
         self.run(
-            context,
-            encoder,
+            recorder,
             &kernels::ACTIVATION_FORWARD,
             &[len, activation_code(kind), 0, 0],
             &[u, out],
@@ -278,8 +463,7 @@ impl GpuOps {
     /// `du = da * f'(u)`.
     pub fn activation_backward(
         &self,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        recorder: &mut Recorder,
         kind: Activation,
         len: u32,
         u: &wgpu::Buffer,
@@ -290,12 +474,24 @@ impl GpuOps {
         check(da, u64::from(len), "upstream gradient")?;
         check(du, u64::from(len), "activation gradient")?;
         self.run(
-            context,
-            encoder,
+            recorder,
             &kernels::ACTIVATION_BACKWARD,
             &[len, activation_code(kind), 0, 0],
             &[u, da, du],
             len,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::storage_bindings;
+
+    #[test]
+    fn storage_bindings_are_read_from_the_source() {
+        let source = "@group(0) @binding(0) var<uniform> d: D;\n\
+                      @group(0) @binding(1) var<storage, read> a: array<f32>;\n\
+                      @group(0) @binding(2) var<storage, read_write> b: array<f32>;";
+        assert_eq!(storage_bindings(source), vec![true, false]);
     }
 }
