@@ -256,3 +256,52 @@ fn steady_state_steps_create_no_new_bind_groups() {
         "one bulk readback"
     );
 }
+
+#[test]
+fn all_runs_of_a_step_can_share_one_submission() {
+    let Some((context, ops)) = gpu_device() else { return };
+    use gradlab::gpu::engine::GpuEngine;
+    use gradlab::sim::backend::StepBatch;
+    use gradlab::sim::data::DataOrder;
+    use gradlab::sim::regime::{plan_step, MetricOps};
+    let config = Scenario::by_id("scaling").unwrap().config;
+    let data = config.dataset.generate();
+    let engines = || -> Vec<GpuEngine> {
+        config
+            .runs
+            .iter()
+            .map(|run| GpuEngine::for_run(context, ops, &config, run, &data).unwrap())
+            .collect()
+    };
+    let (mut together, mut apart) = (engines(), engines());
+    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
+    for step in 0..3 {
+        let examples = order.next_batch(config.batch_size);
+        let mut buffers = Vec::new();
+        for (i, run) in config.runs.iter().enumerate() {
+            let batch = StepBatch::gather(&data.train, data.input_dim, examples.clone(), &run.regime);
+            let plan = plan_step(
+                &run.regime,
+                None,
+                &run.schedule,
+                step,
+                &batch.micro_batch_items(),
+                MetricOps::ALL,
+            );
+            buffers.push(together[i].record_step(step, &plan, &batch).unwrap());
+            apart[i].encode_step(step, &plan, &batch).unwrap();
+        }
+        context.queue.submit(buffers);
+    }
+    for (a, b) in together.iter_mut().zip(apart.iter_mut()) {
+        let (ra, rb) = (
+            pollster::block_on(a.read_records()).unwrap(),
+            pollster::block_on(b.read_records()).unwrap(),
+        );
+        assert_eq!(ra, rb);
+        assert_eq!(
+            pollster::block_on(a.read_parameters()).unwrap(),
+            pollster::block_on(b.read_parameters()).unwrap()
+        );
+    }
+}

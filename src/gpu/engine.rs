@@ -652,6 +652,20 @@ impl GpuEngine {
 
     /// Encodes and submits one optimizer step: one command buffer, one submission.
     pub fn encode_step(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), GpuError> {
+        let commands = self.record_step(step, plan, batch)?;
+        self.context.queue.submit([commands]);
+        Ok(())
+    }
+
+    /// Encodes one optimizer step into a command buffer without submitting it, so that the
+    /// steps of all side-by-side runs go to the queue in one `submit`. Submit it before recording
+    /// this engine's next step: the step's items are uploaded into the engine's batch buffer now.
+    pub fn record_step(
+        &mut self,
+        step: u64,
+        plan: &StepPlan,
+        batch: &StepBatch,
+    ) -> Result<wgpu::CommandBuffer, GpuError> {
         self.check_batch(batch)?;
         if self.pending.len() >= HISTORY_STEPS {
             return Err(GpuError::Shape(format!(
@@ -790,9 +804,9 @@ impl GpuEngine {
         }
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
         recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
-        self.submitter.submit(&ctx, &self.ops, recorder);
+        let commands = self.submitter.encode(&ctx, &self.ops, recorder);
         self.pending.push((record, has_reference, evaluated));
-        Ok(())
+        Ok(commands)
     }
 
     /// Reads back the metrics of every step submitted since the last call, in one transfer.

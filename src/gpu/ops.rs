@@ -230,6 +230,14 @@ impl Submitter {
 
     /// Encodes everything `recorder` holds into one command buffer and submits it.
     pub fn submit(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) {
+        let commands = self.encode(context, ops, recorder);
+        context.queue.submit([commands]);
+    }
+
+    /// Encodes everything `recorder` holds into one command buffer, for the caller to submit
+    /// together with other engines' (one submission per step for all side-by-side runs). The
+    /// uniform upload is queued now, so it lands before any later submission.
+    pub fn encode(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) -> wgpu::CommandBuffer {
         let needed = recorder.dispatch_count().max(1);
         if self.arena.is_none() || needed > self.slots {
             let slots = needed.next_power_of_two().max(64);
@@ -242,7 +250,10 @@ impl Submitter {
             self.slots = slots;
             self.bind_groups.clear();
         }
-        let Some(arena) = self.arena.clone() else { return };
+        let arena = match self.arena.clone() {
+            Some(arena) => arena,
+            None => unreachable_arena(context),
+        };
         if !recorder.uniforms.is_empty() {
             context
                 .queue
@@ -306,8 +317,18 @@ impl Submitter {
                 }
             }
         }
-        context.queue.submit([encoder.finish()]);
+        encoder.finish()
     }
+}
+
+/// The arena is created just above; this only keeps the code free of unwrap.
+fn unreachable_arena(context: &GpuContext) -> wgpu::Buffer {
+    context.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("uniform arena"),
+        size: UNIFORM_SLOT_BYTES,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
 }
 
 impl GpuOps {
