@@ -95,6 +95,28 @@ fn compare(config: LabConfig, steps: u64, what: &str) -> f64 {
                     gradient < bound,
                     "{what} {label}: gradient off by {gradient:e} (cpu-f32: {f32_gradient:e})"
                 );
+                // Layer by layer: every parameter tensor's gradient, where it is not pure noise.
+                let (gc, gg, gf) = (
+                    c.backend.gradient().unwrap(),
+                    g.backend.gradient().unwrap(),
+                    f.backend.gradient().unwrap(),
+                );
+                let total: f64 = gc.iter().map(|v| v * v).sum::<f64>().sqrt();
+                for tensor in &c.layout.tensors {
+                    let range = tensor.offset..tensor.offset + tensor.len;
+                    let norm: f64 = gc[range.clone()].iter().map(|v| v * v).sum::<f64>().sqrt();
+                    if norm < 1e-6 * total {
+                        continue; // exactly zero in exact arithmetic (a bias before BatchNorm)
+                    }
+                    let error = relative(&gg[range.clone()], &gc[range.clone()]);
+                    let f32_error = relative(&gf[range.clone()], &gc[range]);
+                    let bound = FIRST_STEP_TOLERANCE.max(F32_FACTOR * f32_error);
+                    assert!(
+                        error < bound,
+                        "{what} {label} {}: gradient off by {error:e}",
+                        tensor.name
+                    );
+                }
                 // An arg-max at a near tie may flip under rounding: at most one test item.
                 let noisy_biases = compared(c, vec![0.0; c.layout.parameter_count]).len() < c.layout.parameter_count;
                 let one_item = 1.0 / cpu.dataset().test.item_count() as f64 + 1e-9;
