@@ -3,11 +3,13 @@
 //! Layers, each depending only on those above it in this list (see ARCHITECTURE.md):
 //! - [`sim`]: the simulation core (data, model, CPU reference, regimes, metrics, lab). Pure Rust.
 //! - [`gpu`]: WGSL kernels through wgpu (depends on `sim` only).
+//! - [`quiz`], [`route`], [`lab_state`]: plain state of the app's pages, tested natively.
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
 //! - `cli` (native only): the `gradlab` command's logic.
 //! - `web` (wasm only): the Leptos app.
 
 pub mod gpu;
+pub mod lab_state;
 pub mod plot;
 pub mod quiz;
 pub mod route;

@@ -1,0 +1,540 @@
+//! The Lab's controls: what a learner can set, what is valid, and how it lives in the URL.
+
+use crate::route::encode;
+use crate::sim::data::DatasetKind;
+use crate::sim::lab::LabConfig;
+use crate::sim::model::{Activation, Norm};
+use crate::sim::optim::{OptimizerSpec, ScheduleSpec};
+use crate::sim::regime::RegimeSpec;
+use crate::sim::scenario::{Scenario, SCENARIO_IDS};
+
+/// A control of the Lab, named as in the URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Scenario,
+    Dataset,
+    Hidden,
+    Activation,
+    Norm,
+    Optimizer,
+    LearningRate,
+    BatchSize,
+    MicroBatches,
+    Seed,
+    StepsPerFrame,
+}
+
+impl Control {
+    pub const ALL: [Control; 11] = [
+        Control::Scenario,
+        Control::Dataset,
+        Control::Hidden,
+        Control::Activation,
+        Control::Norm,
+        Control::Optimizer,
+        Control::LearningRate,
+        Control::BatchSize,
+        Control::MicroBatches,
+        Control::Seed,
+        Control::StepsPerFrame,
+    ];
+
+    /// The URL parameter of this control.
+    pub fn key(self) -> &'static str {
+        match self {
+            Control::Scenario => "scenario",
+            Control::Dataset => "dataset",
+            Control::Hidden => "hidden",
+            Control::Activation => "activation",
+            Control::Norm => "norm",
+            Control::Optimizer => "optimizer",
+            Control::LearningRate => "lr",
+            Control::BatchSize => "batch",
+            Control::MicroBatches => "n",
+            Control::Seed => "seed",
+            Control::StepsPerFrame => "spf",
+        }
+    }
+}
+
+/// Why a control's value cannot start a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlError {
+    pub control: Control,
+    pub message: String,
+}
+
+/// Optimizer choices offered in the Lab (with their usual hyper-parameters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerChoice {
+    Sgd,
+    Momentum,
+    Adam,
+    AdamW,
+}
+
+impl OptimizerChoice {
+    pub const ALL: [OptimizerChoice; 4] = [
+        OptimizerChoice::Sgd,
+        OptimizerChoice::Momentum,
+        OptimizerChoice::Adam,
+        OptimizerChoice::AdamW,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            OptimizerChoice::Sgd => "sgd",
+            OptimizerChoice::Momentum => "momentum",
+            OptimizerChoice::Adam => "adam",
+            OptimizerChoice::AdamW => "adamw",
+        }
+    }
+
+    pub fn spec(self) -> OptimizerSpec {
+        match self {
+            OptimizerChoice::Sgd => OptimizerSpec::default(),
+            OptimizerChoice::Momentum => OptimizerSpec::momentum(),
+            OptimizerChoice::Adam => OptimizerSpec::adam(),
+            OptimizerChoice::AdamW => OptimizerSpec::adamw(),
+        }
+    }
+}
+
+/// Normalization choices offered in the Lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormChoice {
+    None,
+    BatchNorm,
+    LayerNorm,
+    GroupNorm,
+}
+
+impl NormChoice {
+    pub const ALL: [NormChoice; 4] = [
+        NormChoice::None,
+        NormChoice::BatchNorm,
+        NormChoice::LayerNorm,
+        NormChoice::GroupNorm,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            NormChoice::None => "none",
+            NormChoice::BatchNorm => "batch",
+            NormChoice::LayerNorm => "layer",
+            NormChoice::GroupNorm => "group",
+        }
+    }
+
+    /// GroupNorm uses 4 groups (each hidden width must be divisible by 4).
+    pub fn spec(self) -> Norm {
+        match self {
+            NormChoice::None => Norm::None,
+            NormChoice::BatchNorm => Norm::batch_norm(),
+            NormChoice::LayerNorm => Norm::layer_norm(),
+            NormChoice::GroupNorm => Norm::group_norm(4),
+        }
+    }
+}
+
+pub const LEARNING_RATE_RANGE: (f64, f64) = (1e-5, 10.0);
+pub const BATCH_RANGE: (usize, usize) = (2, 512);
+pub const STEPS_PER_FRAME_RANGE: (u32, u32) = (1, 50);
+pub const MAX_HIDDEN_WIDTH: usize = 256;
+
+fn activation_id(a: Activation) -> &'static str {
+    match a {
+        Activation::Relu => "relu",
+        Activation::Tanh => "tanh",
+        Activation::Gelu => "gelu",
+    }
+}
+
+/// Everything a learner sets in the Lab; the sandbox's values when no scenario preset is used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabControls {
+    pub scenario: String,
+    pub dataset: DatasetKind,
+    pub hidden: Vec<usize>,
+    pub activation: Activation,
+    pub norm: NormChoice,
+    pub optimizer: OptimizerChoice,
+    pub learning_rate: f64,
+    pub batch_size: usize,
+    pub micro_batches: usize,
+    pub seed: u64,
+    pub steps_per_frame: u32,
+}
+
+impl Default for LabControls {
+    fn default() -> Self {
+        Self {
+            scenario: "scaling".into(),
+            dataset: DatasetKind::Spiral,
+            hidden: vec![64, 64],
+            activation: Activation::Relu,
+            norm: NormChoice::None,
+            optimizer: OptimizerChoice::Sgd,
+            learning_rate: 0.5,
+            batch_size: 256,
+            micro_batches: 4,
+            seed: 42,
+            steps_per_frame: 2,
+        }
+    }
+}
+
+impl LabControls {
+    /// Every problem with the current values, one entry per control; empty when a run can start.
+    pub fn validate(&self) -> Vec<ControlError> {
+        let mut errors = Vec::new();
+        let mut fail = |control, message: String| errors.push(ControlError { control, message });
+        if !SCENARIO_IDS.contains(&self.scenario.as_str()) && self.scenario != "sandbox" {
+            fail(Control::Scenario, format!("there is no scenario \"{}\"", self.scenario));
+        }
+        if self.hidden.is_empty() || self.hidden.len() > 4 {
+            fail(Control::Hidden, "use 1 to 4 hidden layers".into());
+        } else if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_HIDDEN_WIDTH) {
+            fail(
+                Control::Hidden,
+                format!("each width must be 1 to {MAX_HIDDEN_WIDTH}; {w} is not"),
+            );
+        } else if self.norm == NormChoice::GroupNorm && self.hidden.iter().any(|w| w % 4 != 0) {
+            fail(
+                Control::Hidden,
+                "GroupNorm uses 4 groups: every width must be a multiple of 4".into(),
+            );
+        }
+        let (lo, hi) = LEARNING_RATE_RANGE;
+        if !(lo..=hi).contains(&self.learning_rate) {
+            fail(
+                Control::LearningRate,
+                format!("choose a learning rate between {lo} and {hi}"),
+            );
+        }
+        let (lo, hi) = BATCH_RANGE;
+        if !(lo..=hi).contains(&self.batch_size) {
+            fail(
+                Control::BatchSize,
+                format!("choose a batch size B between {lo} and {hi}"),
+            );
+        }
+        if self.micro_batches == 0 {
+            fail(Control::MicroBatches, "N must be at least 1".into());
+        } else if self.micro_batches > self.batch_size {
+            fail(
+                Control::MicroBatches,
+                format!(
+                    "N = {} is larger than B = {}: a micro-batch would be empty",
+                    self.micro_batches, self.batch_size
+                ),
+            );
+        } else if !self.batch_size.is_multiple_of(self.micro_batches) {
+            fail(
+                Control::MicroBatches,
+                format!(
+                    "B = {} is not divisible by N = {}: micro-batches would differ in size",
+                    self.batch_size, self.micro_batches
+                ),
+            );
+        } else if self.norm == NormChoice::BatchNorm && self.batch_size / self.micro_batches < 2 {
+            fail(
+                Control::MicroBatches,
+                "BatchNorm needs at least 2 examples per micro-batch".into(),
+            );
+        }
+        let (lo, hi) = STEPS_PER_FRAME_RANGE;
+        if !(lo..=hi).contains(&self.steps_per_frame) {
+            fail(Control::StepsPerFrame, format!("choose {lo} to {hi} steps per frame"));
+        }
+        errors
+    }
+
+    /// The message for one control, if its value is invalid.
+    pub fn error_for(&self, control: Control) -> Option<String> {
+        self.validate()
+            .into_iter()
+            .find(|e| e.control == control)
+            .map(|e| e.message)
+    }
+
+    /// The query string that reproduces these controls.
+    pub fn to_query(&self) -> String {
+        let hidden = self.hidden.iter().map(usize::to_string).collect::<Vec<_>>().join("-");
+        let pairs = [
+            ("view", "lab".to_string()),
+            ("scenario", self.scenario.clone()),
+            ("dataset", self.dataset.id().to_string()),
+            ("hidden", hidden),
+            ("activation", activation_id(self.activation).to_string()),
+            ("norm", self.norm.id().to_string()),
+            ("optimizer", self.optimizer.id().to_string()),
+            ("lr", format!("{}", self.learning_rate)),
+            ("batch", self.batch_size.to_string()),
+            ("n", self.micro_batches.to_string()),
+            ("seed", self.seed.to_string()),
+            ("spf", self.steps_per_frame.to_string()),
+        ];
+        let body = pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        format!("?{body}")
+    }
+
+    /// Reads controls from URL pairs. A missing parameter keeps its default; a malformed or
+    /// out-of-range one falls back to its default and yields a notice naming it.
+    pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<String>) {
+        let defaults = Self::default();
+        let mut controls = defaults.clone();
+        let mut notices = Vec::new();
+        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim().to_string());
+        let mut bad = |control: Control, value: &str| {
+            notices.push(format!(
+                "\"{}\" is not a valid value for {}; using the default.",
+                value.chars().take(40).collect::<String>(),
+                control.key()
+            ));
+        };
+        if let Some(v) = get("scenario") {
+            if SCENARIO_IDS.contains(&v.as_str()) || v == "sandbox" {
+                controls.scenario = v;
+            } else {
+                bad(Control::Scenario, &v);
+            }
+        }
+        if let Some(v) = get("dataset") {
+            match DatasetKind::ALL.into_iter().find(|d| d.id() == v) {
+                Some(d) => controls.dataset = d,
+                None => bad(Control::Dataset, &v),
+            }
+        }
+        if let Some(v) = get("hidden") {
+            let widths: Option<Vec<usize>> = v.split('-').map(|w| w.parse().ok()).collect();
+            match widths {
+                Some(w) if !w.is_empty() && w.len() <= 4 && w.iter().all(|&x| (1..=MAX_HIDDEN_WIDTH).contains(&x)) => {
+                    controls.hidden = w
+                }
+                _ => bad(Control::Hidden, &v),
+            }
+        }
+        if let Some(v) = get("activation") {
+            match Activation::ALL.into_iter().find(|a| activation_id(*a) == v) {
+                Some(a) => controls.activation = a,
+                None => bad(Control::Activation, &v),
+            }
+        }
+        if let Some(v) = get("norm") {
+            match NormChoice::ALL.into_iter().find(|n| n.id() == v) {
+                Some(n) => controls.norm = n,
+                None => bad(Control::Norm, &v),
+            }
+        }
+        if let Some(v) = get("optimizer") {
+            match OptimizerChoice::ALL.into_iter().find(|o| o.id() == v) {
+                Some(o) => controls.optimizer = o,
+                None => bad(Control::Optimizer, &v),
+            }
+        }
+        if let Some(v) = get("lr") {
+            let (lo, hi) = LEARNING_RATE_RANGE;
+            match v.parse::<f64>() {
+                Ok(lr) if (lo..=hi).contains(&lr) => controls.learning_rate = lr,
+                _ => bad(Control::LearningRate, &v),
+            }
+        }
+        if let Some(v) = get("batch") {
+            let (lo, hi) = BATCH_RANGE;
+            match v.parse::<usize>() {
+                Ok(b) if (lo..=hi).contains(&b) => controls.batch_size = b,
+                _ => bad(Control::BatchSize, &v),
+            }
+        }
+        if let Some(v) = get("n") {
+            match v.parse::<usize>() {
+                Ok(n) if n >= 1 && n <= controls.batch_size && controls.batch_size.is_multiple_of(n) => {
+                    controls.micro_batches = n
+                }
+                _ => bad(Control::MicroBatches, &v),
+            }
+        }
+        if let Some(v) = get("seed") {
+            match v.parse::<u64>() {
+                Ok(s) => controls.seed = s,
+                _ => bad(Control::Seed, &v),
+            }
+        }
+        if let Some(v) = get("spf") {
+            let (lo, hi) = STEPS_PER_FRAME_RANGE;
+            match v.parse::<u32>() {
+                Ok(s) if (lo..=hi).contains(&s) => controls.steps_per_frame = s,
+                _ => bad(Control::StepsPerFrame, &v),
+            }
+        }
+        // A combination the individual checks let through (GroupNorm with odd widths, BatchNorm
+        // with one example per micro-batch) also falls back, so a link never blocks the page.
+        if !controls.validate().is_empty() {
+            notices.push("These settings cannot be combined; using the defaults.".into());
+            controls = defaults;
+        }
+        (controls, notices)
+    }
+
+    /// The sandbox experiment these controls describe: full batch, accumulate N with loss / N,
+    /// and accumulate N unscaled, side by side from the same initialization and data order.
+    pub fn sandbox_config(&self) -> LabConfig {
+        let base = crate::sim::lab::RunSpec {
+            model: crate::sim::model::ModelSpec {
+                hidden: self.hidden.clone(),
+                activation: self.activation,
+                norm: self.norm.spec(),
+            },
+            optimizer: self.optimizer.spec(),
+            schedule: ScheduleSpec::Constant {
+                learning_rate: self.learning_rate,
+            },
+            ..crate::sim::lab::RunSpec::default()
+        };
+        let n = self.micro_batches;
+        let runs = vec![
+            crate::sim::lab::RunSpec {
+                label: "full batch".into(),
+                regime: RegimeSpec::full_batch(),
+                ..base.clone()
+            },
+            crate::sim::lab::RunSpec {
+                label: format!("accumulate {n}, loss / {n}"),
+                regime: RegimeSpec::accumulate(n),
+                ..base.clone()
+            },
+            crate::sim::lab::RunSpec {
+                label: format!("accumulate {n}, unscaled"),
+                regime: RegimeSpec::accumulate(n).with_loss(crate::sim::regime::LossNormalization::Unscaled),
+                ..base
+            },
+        ];
+        let mut config = LabConfig {
+            batch_size: self.batch_size,
+            init_seed: self.seed,
+            data_order_seed: self.seed.wrapping_add(1),
+            runs,
+            ..LabConfig::default()
+        };
+        config.dataset.kind = self.dataset;
+        config
+    }
+
+    /// The experiment to run: the scenario's preset, or the sandbox.
+    pub fn lab_config(&self) -> LabConfig {
+        Scenario::by_id(&self.scenario).map_or_else(|_| self.sandbox_config(), |s| s.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(query: &str) -> Vec<(String, String)> {
+        query
+            .trim_start_matches('?')
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_valid_and_round_trip_through_the_url() {
+        let controls = LabControls::default();
+        assert!(controls.validate().is_empty());
+        let (back, notices) = LabControls::from_pairs(&pairs(&controls.to_query()));
+        assert_eq!(back, controls);
+        assert!(notices.is_empty());
+        let other = LabControls {
+            scenario: "sandbox".into(),
+            dataset: DatasetKind::TwoMoons,
+            hidden: vec![32, 16, 8],
+            activation: Activation::Gelu,
+            norm: NormChoice::LayerNorm,
+            optimizer: OptimizerChoice::AdamW,
+            learning_rate: 0.003,
+            batch_size: 96,
+            micro_batches: 3,
+            seed: 7,
+            steps_per_frame: 10,
+        };
+        assert_eq!(LabControls::from_pairs(&pairs(&other.to_query())).0, other);
+    }
+
+    #[test]
+    fn invalid_combinations_are_explained_per_control() {
+        let controls = LabControls {
+            batch_size: 100,
+            micro_batches: 3,
+            ..LabControls::default()
+        };
+        let message = controls.error_for(Control::MicroBatches).unwrap();
+        assert!(message.contains("not divisible"), "{message}");
+        let too_many = LabControls {
+            batch_size: 8,
+            micro_batches: 16,
+            ..LabControls::default()
+        };
+        assert!(too_many
+            .error_for(Control::MicroBatches)
+            .unwrap()
+            .contains("larger than B"));
+        let lr = LabControls {
+            learning_rate: 50.0,
+            ..LabControls::default()
+        };
+        assert!(lr.error_for(Control::LearningRate).is_some());
+        let group = LabControls {
+            norm: NormChoice::GroupNorm,
+            hidden: vec![30],
+            ..LabControls::default()
+        };
+        assert!(group.error_for(Control::Hidden).unwrap().contains("multiple of 4"));
+        let bn = LabControls {
+            norm: NormChoice::BatchNorm,
+            batch_size: 8,
+            micro_batches: 8,
+            ..LabControls::default()
+        };
+        assert!(bn.error_for(Control::MicroBatches).unwrap().contains("at least 2"));
+    }
+
+    #[test]
+    fn malformed_url_values_fall_back_with_a_notice() {
+        let (controls, notices) =
+            LabControls::from_pairs(&pairs("?lr=abc&batch=99999&n=7&hidden=64-x&norm=nope&spf=0"));
+        assert_eq!(controls, LabControls::default());
+        assert_eq!(notices.len(), 6, "{notices:?}");
+        assert!(notices.iter().any(|n| n.contains("\"abc\"") && n.contains("lr")));
+        let (controls, notices) = LabControls::from_pairs(&pairs("?norm=group&hidden=30&scenario=sandbox"));
+        assert_eq!(controls, LabControls::default());
+        assert!(notices.iter().any(|n| n.contains("cannot be combined")));
+    }
+
+    #[test]
+    fn every_valid_control_set_builds_a_valid_lab() {
+        for norm in NormChoice::ALL {
+            for optimizer in OptimizerChoice::ALL {
+                for n in [1, 2, 4, 8] {
+                    let controls = LabControls {
+                        scenario: "sandbox".into(),
+                        norm,
+                        optimizer,
+                        micro_batches: n,
+                        ..LabControls::default()
+                    };
+                    assert!(controls.validate().is_empty());
+                    controls.lab_config().validate().unwrap();
+                }
+            }
+        }
+        let preset = LabControls::default().lab_config();
+        assert_eq!(preset, Scenario::by_id("scaling").unwrap().config);
+    }
+}

@@ -1,0 +1,5 @@
+//! Plain state types of the interactive Lab (no Leptos, no wgpu): the controls a learner sets,
+//! their validation with a message per control, and their round trip through the URL, so a
+//! shared link reproduces an experiment. The Lab's components are thin views over these.
+
+pub mod controls;
