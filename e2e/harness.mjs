@@ -4,6 +4,7 @@ import { readFile, mkdir } from 'node:fs/promises';
 import { extname, join, normalize, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { before, after } from 'node:test';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = join(here, '..');
@@ -60,4 +61,21 @@ export async function screenshot(page, name) {
   const path = join(artifactsDir, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/**
+ * Registers before/after hooks that serve dist/ and launch the browser for a test file;
+ * the returned object holds `server` and `browser` once the hooks have run.
+ */
+export function withAppAndBrowser() {
+  const app = {};
+  before(async () => {
+    app.server = await serveDist();
+    app.browser = await launchBrowser();
+  });
+  after(async () => {
+    await app.browser?.close();
+    await app.server?.close();
+  });
+  return app;
 }

@@ -1,27 +1,16 @@
 // The benchmark page: the canonical workload on the CPU engine (wasm) and on WebGPU, with the
 // figures as JSON in #bench-result.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serveDist, launchBrowser, artifactsDir } from '../harness.mjs';
+import { withAppAndBrowser, artifactsDir } from '../harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = withAppAndBrowser();
 
 test('the bench page measures CPU and WebGPU engines', { timeout: 240_000 }, async () => {
-  const page = await browser.newPage();
-  await page.goto(`${server.url}?view=bench`);
+  const page = await app.browser.newPage();
+  await page.goto(`${app.server.url}?view=bench`);
   const result = page.locator('#bench-result[data-done="true"]');
   await result.waitFor({ timeout: 220_000 });
   const report = JSON.parse(await result.textContent());

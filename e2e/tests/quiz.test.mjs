@@ -1,26 +1,15 @@
 // The quiz as a learner takes it: wrong answers first, then right; a reload mid-quiz; passing;
 // the certificate; and its share link verified in a fresh browser.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serveDist, launchBrowser, screenshot, repoRoot } from '../harness.mjs';
+import { withAppAndBrowser, screenshot, repoRoot } from '../harness.mjs';
 
 const bank = JSON.parse(readFileSync(join(repoRoot, 'assets', 'quiz', 'bank.json'), 'utf8'));
 const WRONG_FIRST = 2;
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = withAppAndBrowser();
 
 async function currentQuestion(page) {
   const id = await page.getByTestId('question').getAttribute('data-question-id');
@@ -45,11 +34,11 @@ async function answer(page, question, right) {
 }
 
 test('take the quiz, reload midway, pass, and verify the certificate elsewhere', async () => {
-  const context = await browser.newContext();
+  const context = await app.browser.newContext();
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${server.url}?view=quiz`);
+  await page.goto(`${app.server.url}?view=quiz`);
 
   const total = bank.questions.length;
   for (let i = 0; i < total; i++) {
@@ -103,14 +92,14 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   await page.emulateMedia({ media: 'screen' });
 
   // The certificate survives a reload on its own page.
-  await page.goto(`${server.url}?view=certificate`);
+  await page.goto(`${app.server.url}?view=certificate`);
   assert.equal((await page.getByTestId('certificate-id').textContent()).trim(), id);
   const shareHref = await page.getByTestId('share-link').getAttribute('href');
   assert.deepEqual(errors, []);
   await context.close();
 
   // Someone else opens the share link in a fresh browser context.
-  const other = await browser.newContext();
+  const other = await app.browser.newContext();
   const checker = await other.newPage();
   await checker.goto(shareHref);
   const verdict = checker.getByTestId('verify-result');
@@ -135,9 +124,9 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
 });
 
 test('an unreadable saved attempt is kept aside and the quiz still opens', async () => {
-  const context = await browser.newContext();
+  const context = await app.browser.newContext();
   const page = await context.newPage();
-  await page.goto(`${server.url}?view=quiz`);
+  await page.goto(`${app.server.url}?view=quiz`);
   await page.evaluate((version) => localStorage.setItem(`gradlab.quiz.v${version}`, '{broken'), bank.version);
   await page.reload();
   await page.getByTestId('question').waitFor();

@@ -1,24 +1,13 @@
 // The minimal page: it loads, trains ten CPU steps in wasm and shows their losses, and those
 // losses are bit-for-bit the ones the native CLI computes.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { serveDist, launchBrowser, screenshot, repoRoot } from '../harness.mjs';
+import { withAppAndBrowser, screenshot, repoRoot } from '../harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serveDist();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = withAppAndBrowser();
 
 /** Step-10 losses of the scaling scenario from the native CLI, keyed by run label. */
 function nativeLosses() {
@@ -37,10 +26,10 @@ function nativeLosses() {
 }
 
 test('the page mounts and shows the CPU demo table, with the same numbers as native', async () => {
-  const page = await browser.newPage();
+  const page = await app.browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(server.url);
+  await page.goto(app.server.url);
   await page.getByRole('heading', { name: 'Gradient Accumulation Lab' }).waitFor();
   const rows = page.getByTestId('demo-table').locator('tbody tr');
   await rows.first().waitFor();

@@ -9,13 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::gpu::context::GpuContext;
-use crate::gpu::engine::GpuEngine;
 use crate::gpu::ops::GpuOps;
-use crate::sim::backend::StepBatch;
-use crate::sim::data::DataOrder;
+use crate::gpu::workload::GpuWorkload;
 use crate::sim::lab::CpuLab;
 use crate::sim::real::Real;
-use crate::sim::regime::{plan_step, MetricOps};
+use crate::sim::regime::MetricOps;
 use crate::sim::scenario::canonical_config;
 
 #[allow(
@@ -44,45 +42,19 @@ fn time_gpu_steps(
     metrics: MetricOps,
     steps: u64,
 ) -> Result<Duration> {
-    let config = canonical_config(micro_batches);
-    let data = config.dataset.generate();
-    let run = &config.runs[0];
-    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data)?;
-    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
-    let batches: Vec<StepBatch> = (0..16)
-        .map(|_| {
-            StepBatch::gather(
-                &data.train,
-                data.input_dim,
-                order.next_batch(config.batch_size),
-                &run.regime,
-            )
-        })
-        .collect();
-    let encode = |engine: &mut GpuEngine, step: u64| {
-        let batch = &batches[step as usize % batches.len()];
-        let plan = plan_step(
-            &run.regime,
-            None,
-            &run.schedule,
-            step,
-            &batch.micro_batch_items(),
-            metrics,
-        );
-        engine.encode_step(step, &plan, batch)
-    };
+    let mut workload = GpuWorkload::canonical(context, ops, micro_batches, metrics)?;
     for step in 0..5 {
-        encode(&mut engine, step)?;
+        workload.step(step)?;
     }
-    pollster::block_on(engine.read_records())?;
+    pollster::block_on(workload.read_back())?;
     let start = now();
     let mut done = 0;
     while done < steps {
         let chunk = (steps - done).min(200);
         for step in done..done + chunk {
-            encode(&mut engine, step)?;
+            workload.step(step)?;
         }
-        pollster::block_on(engine.read_records())?;
+        pollster::block_on(workload.read_back())?;
         done += chunk;
     }
     Ok(start.elapsed())

@@ -618,34 +618,25 @@ impl GpuEngine {
         )
     }
 
+    /// The shared checks, plus the engine's own capacity.
     fn check_batch(&self, batch: &StepBatch) -> Result<(), GpuError> {
-        let items = batch.item_count();
-        if items > self.capacity.step_items || batch.inputs.len() != items * self.layout.input_dim {
+        batch.check(&self.layout).map_err(|e| GpuError::Shape(e.to_string()))?;
+        if batch.item_count() > self.capacity.step_items {
             return Err(GpuError::Shape(format!(
-                "a step of {items} items does not fit the {} the engine was sized for",
+                "a step of {} items does not fit the {} the engine was sized for",
+                batch.item_count(),
                 self.capacity.step_items
             )));
         }
-        if batch.labels.iter().any(|&l| l as usize >= self.layout.classes) {
-            return Err(GpuError::Shape("a label is out of range".into()));
-        }
-        let mut start = 0;
-        for range in &batch.micro_batches {
-            if range.start != start || range.is_empty() || range.len() > self.capacity.micro_batch_items {
-                return Err(GpuError::Shape(format!(
-                    "micro-batch rows {range:?} do not fit a workspace of {} rows",
-                    self.capacity.micro_batch_items
-                )));
-            }
-            if self.layout.spec.norm.mixes_items() && range.len() < 2 {
-                return Err(GpuError::Shape(
-                    "BatchNorm needs at least 2 items per micro-batch".into(),
-                ));
-            }
-            start = range.end;
-        }
-        if start != items {
-            return Err(GpuError::Shape("micro-batches do not cover the batch".into()));
+        if let Some(range) = batch
+            .micro_batches
+            .iter()
+            .find(|r| r.len() > self.capacity.micro_batch_items)
+        {
+            return Err(GpuError::Shape(format!(
+                "micro-batch rows {range:?} do not fit a workspace of {} rows",
+                self.capacity.micro_batch_items
+            )));
         }
         Ok(())
     }
@@ -866,28 +857,24 @@ impl GpuEngine {
         Ok(probabilities)
     }
 
-    pub async fn read_parameters(&self) -> Result<Vec<f64>, GpuError> {
-        Ok(read_f32(&self.context, &self.params, self.layout.parameter_count)
+    async fn read_f64(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f64>, GpuError> {
+        Ok(read_f32(&self.context, buffer, len)
             .await?
             .into_iter()
             .map(f64::from)
             .collect())
+    }
+
+    pub async fn read_parameters(&self) -> Result<Vec<f64>, GpuError> {
+        self.read_f64(&self.params, self.layout.parameter_count).await
     }
 
     pub async fn read_gradient(&self) -> Result<Vec<f64>, GpuError> {
-        Ok(read_f32(&self.context, &self.grads, self.layout.parameter_count)
-            .await?
-            .into_iter()
-            .map(f64::from)
-            .collect())
+        self.read_f64(&self.grads, self.layout.parameter_count).await
     }
 
     pub async fn read_buffers(&self) -> Result<Vec<f64>, GpuError> {
-        Ok(read_f32(&self.context, &self.running, self.layout.buffer_count)
-            .await?
-            .into_iter()
-            .map(f64::from)
-            .collect())
+        self.read_f64(&self.running, self.layout.buffer_count).await
     }
 }
 

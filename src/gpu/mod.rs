@@ -10,6 +10,7 @@ pub mod engine;
 pub mod kernels;
 pub mod ops;
 pub mod readback;
+pub mod workload;
 
 use thiserror::Error;
 

@@ -55,6 +55,43 @@ impl StepBatch {
             .collect();
     }
 
+    /// Checks, before any work, that the batch fits a model: input width, label range, and
+    /// contiguous, non-empty micro-batches covering every item (at least two each with BatchNorm).
+    pub fn check(&self, layout: &super::model::Layout) -> Result<(), SimError> {
+        let items = self.item_count();
+        if self.inputs.len() != items * layout.input_dim {
+            return Err(SimError::Shape(format!(
+                "batch has {} input values for {items} items of dimension {}",
+                self.inputs.len(),
+                layout.input_dim
+            )));
+        }
+        if let Some(&label) = self.labels.iter().find(|&&l| l as usize >= layout.classes) {
+            return Err(SimError::Shape(format!(
+                "label {label} out of range for {} classes",
+                layout.classes
+            )));
+        }
+        let mut expected_start = 0;
+        for range in &self.micro_batches {
+            if range.start != expected_start || range.end > items || range.is_empty() {
+                return Err(SimError::Shape(format!(
+                    "micro-batch rows {range:?} are not contiguous within {items} items"
+                )));
+            }
+            if layout.spec.norm.mixes_items() && range.len() < 2 {
+                return Err(SimError::Shape(
+                    "BatchNorm needs at least 2 items per micro-batch to compute a variance".into(),
+                ));
+            }
+            expected_start = range.end;
+        }
+        if expected_start != items {
+            return Err(SimError::Shape("micro-batches do not cover the batch".into()));
+        }
+        Ok(())
+    }
+
     pub fn item_count(&self) -> usize {
         self.labels.len()
     }

@@ -8,12 +8,10 @@ use leptos::prelude::*;
 use serde::Serialize;
 
 use crate::gpu::context::GpuContext;
-use crate::gpu::engine::GpuEngine;
 use crate::gpu::ops::GpuOps;
-use crate::sim::backend::StepBatch;
-use crate::sim::data::DataOrder;
+use crate::gpu::workload::GpuWorkload;
 use crate::sim::lab::CpuLab;
-use crate::sim::regime::{plan_step, MetricOps};
+use crate::sim::regime::MetricOps;
 use crate::sim::scenario::canonical_config;
 
 const STEPS: u64 = 60;
@@ -73,42 +71,20 @@ async fn gpu_figure(
     micro_batches: usize,
     per_step_readback: bool,
 ) -> Result<Figure, String> {
-    let config = canonical_config(micro_batches);
-    let data = config.dataset.generate();
-    let run = &config.runs[0];
-    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data).map_err(|e| e.to_string())?;
-    let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
-    let batches: Vec<StepBatch> = (0..8)
-        .map(|_| {
-            StepBatch::gather(
-                &data.train,
-                data.input_dim,
-                order.next_batch(config.batch_size),
-                &run.regime,
-            )
-        })
-        .collect();
-    let mut start = 0.0;
-    for step in 0..STEPS + 3 {
-        if step == 3 {
-            engine.read_records().await.map_err(|e| e.to_string())?;
-            start = now_ms();
-        }
-        let batch = &batches[step as usize % batches.len()];
-        let plan = plan_step(
-            &run.regime,
-            None,
-            &run.schedule,
-            step,
-            &batch.micro_batch_items(),
-            MetricOps::NONE,
-        );
-        engine.encode_step(step, &plan, batch).map_err(|e| e.to_string())?;
+    let mut workload =
+        GpuWorkload::canonical(context, ops, micro_batches, MetricOps::NONE).map_err(|e| e.to_string())?;
+    for step in 0..3 {
+        workload.step(step).map_err(|e| e.to_string())?;
+    }
+    workload.read_back().await.map_err(|e| e.to_string())?;
+    let start = now_ms();
+    for step in 3..STEPS + 3 {
+        workload.step(step).map_err(|e| e.to_string())?;
         if per_step_readback {
-            engine.read_records().await.map_err(|e| e.to_string())?;
+            workload.read_back().await.map_err(|e| e.to_string())?;
         }
     }
-    engine.read_records().await.map_err(|e| e.to_string())?;
+    workload.read_back().await.map_err(|e| e.to_string())?;
     let readback = if per_step_readback {
         "loss read back every step"
     } else {

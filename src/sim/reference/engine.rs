@@ -377,38 +377,6 @@ impl<T: Real> ReferenceEngine<T> {
     pub fn zero_grad(&mut self) {
         self.grads.fill(T::ZERO);
     }
-
-    fn check_batch(&self, batch: &StepBatch) -> Result<(), SimError> {
-        let items = batch.item_count();
-        if batch.inputs.len() != items * self.layout.input_dim {
-            return Err(SimError::Shape(format!(
-                "batch has {} input values for {items} items of dimension {}",
-                batch.inputs.len(),
-                self.layout.input_dim
-            )));
-        }
-        if let Some(&label) = batch.labels.iter().find(|&&l| l as usize >= self.layout.classes) {
-            return Err(SimError::Shape(format!(
-                "label {label} out of range for {} classes",
-                self.layout.classes
-            )));
-        }
-        let mut expected_start = 0;
-        for range in &batch.micro_batches {
-            if range.start != expected_start || range.end > items || range.is_empty() {
-                return Err(SimError::Shape(format!(
-                    "micro-batch rows {range:?} are not contiguous within {items} items"
-                )));
-            }
-            if self.layout.spec.norm.mixes_items() && range.len() < 2 {
-                return Err(SimError::Shape(
-                    "BatchNorm needs at least 2 items per micro-batch to compute a variance".into(),
-                ));
-            }
-            expected_start = range.end;
-        }
-        Ok(())
-    }
 }
 
 fn argmax<T: Real>(values: &[T]) -> usize {
@@ -427,7 +395,7 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
     }
 
     fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError> {
-        self.check_batch(batch)?;
+        batch.check(&self.layout)?;
         let d = self.layout.input_dim;
         let mut record = StepRecord {
             step,
