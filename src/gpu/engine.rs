@@ -186,6 +186,22 @@ pub struct GpuEngine {
     submitter: Submitter,
 }
 
+/// The statistic sets of a norm layer and the `Dims` words the norm kernels share.
+fn norm_dims(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> (NormGeometry, [u32; 8]) {
+    let g = NormGeometry::new(norm, rows, width);
+    let words = [
+        g.sets as u32,
+        g.len as u32,
+        g.set_stride as u32,
+        g.item_stride as u32,
+        width as u32,
+        scale as u32,
+        shift as u32,
+        (norm.eps() as f32).to_bits(),
+    ];
+    (g, words)
+}
+
 fn words_f32(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
@@ -403,20 +419,11 @@ impl GpuEngine {
                         )?;
                     }
                     _ => {
-                        let g = NormGeometry::new(norm, rows, layer.width);
+                        let (g, dims) = norm_dims(norm, rows, layer.width, scale, shift);
                         self.ops.run(
                             recorder,
                             &kernels::NORM_FORWARD,
-                            &[
-                                g.sets as u32,
-                                g.len as u32,
-                                g.set_stride as u32,
-                                g.item_stride as u32,
-                                layer.width as u32,
-                                scale as u32,
-                                shift as u32,
-                                (norm.eps() as f32).to_bits(),
-                            ],
+                            &dims,
                             &[&buffers.z, &self.params, &buffers.xhat, &buffers.normed, &buffers.stats],
                             g.sets as u32,
                         )?;
@@ -526,7 +533,7 @@ impl GpuEngine {
             )?;
             let dy = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 let norm = self.layout.spec.norm;
-                let g = NormGeometry::new(norm, rows as usize, layer.width);
+                let (g, dims) = norm_dims(norm, rows as usize, layer.width, scale, shift);
                 self.ops.run(
                     recorder,
                     &kernels::NORM_BACKWARD_PARAMS,
@@ -537,16 +544,7 @@ impl GpuEngine {
                 self.ops.run(
                     recorder,
                     &kernels::NORM_BACKWARD_INPUT,
-                    &[
-                        g.sets as u32,
-                        g.len as u32,
-                        g.set_stride as u32,
-                        g.item_stride as u32,
-                        layer.width as u32,
-                        scale as u32,
-                        shift as u32,
-                        (norm.eps() as f32).to_bits(),
-                    ],
+                    &dims,
                     &[&ws.du, &buffers.xhat, &buffers.stats, &self.params, &ws.dz],
                     g.sets as u32,
                 )?;
@@ -705,10 +703,8 @@ impl GpuEngine {
                     item_weight,
                 } => {
                     let rows = batch
-                        .micro_batches
-                        .get(micro_batch)
-                        .cloned()
-                        .ok_or_else(|| GpuError::Shape(format!("no micro-batch {micro_batch}")))?;
+                        .micro_batch(micro_batch)
+                        .map_err(|e| GpuError::Shape(e.to_string()))?;
                     let source = Source {
                         inputs: &self.batch_inputs,
                         labels: &self.batch_labels,

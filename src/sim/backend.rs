@@ -92,6 +92,14 @@ impl StepBatch {
         Ok(())
     }
 
+    /// Item rows of micro-batch `index`, or an error when a plan names one the batch lacks.
+    pub fn micro_batch(&self, index: usize) -> Result<Range<usize>, SimError> {
+        self.micro_batches
+            .get(index)
+            .cloned()
+            .ok_or_else(|| SimError::Shape(format!("plan names missing micro-batch {index}")))
+    }
+
     pub fn item_count(&self) -> usize {
         self.labels.len()
     }

@@ -420,11 +420,7 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
                     micro_batch,
                     item_weight,
                 } => {
-                    let rows = batch
-                        .micro_batches
-                        .get(micro_batch)
-                        .cloned()
-                        .ok_or_else(|| SimError::Shape(format!("plan names missing micro-batch {micro_batch}")))?;
+                    let rows = batch.micro_batch(micro_batch)?;
                     loss_sum += self.accumulate_items(
                         &batch.inputs[rows.start * d..rows.end * d],
                         &batch.labels[rows.clone()],
