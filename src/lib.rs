@@ -9,6 +9,7 @@
 //! - `web` (wasm only): the Leptos app.
 
 pub mod gpu;
+pub mod i18n;
 pub mod lab_state;
 pub mod plot;
 pub mod quiz;

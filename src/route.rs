@@ -1,6 +1,7 @@
 //! Which page the app shows, parsed from the URL's query parameters. Plain Rust, tested natively;
 //! the web layer only hands over the decoded pairs.
 
+use crate::i18n::Msg;
 use crate::sim::scenario::SCENARIO_IDS;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +23,12 @@ pub enum Route {
 
 /// A URL parameter that was ignored, with why; shown to the user, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice(pub String);
+pub struct Notice(pub Msg);
 
 const MAX_PARAM_CHARS: usize = 200;
+
+/// The free experiment of the Lab, beside the presets.
+pub const SANDBOX: &str = "sandbox";
 
 impl Route {
     pub fn from_pairs(pairs: &[(String, String)]) -> (Route, Vec<Notice>) {
@@ -48,18 +52,16 @@ impl Route {
             },
             other => {
                 if other != "lab" {
-                    notices.push(Notice(format!(
-                        "Unknown page \"{}\"; showing the Lab.",
-                        other.chars().take(40).collect::<String>()
-                    )));
+                    notices.push(Notice(
+                        Msg::new("notice-unknown-page").arg("value", other.chars().take(40).collect::<String>()),
+                    ));
                 }
                 let scenario = match get("scenario") {
-                    Some(id) if SCENARIO_IDS.contains(&id) => Some(id.to_string()),
+                    Some(id) if SCENARIO_IDS.contains(&id) || id == SANDBOX => Some(id.to_string()),
                     Some(id) => {
-                        notices.push(Notice(format!(
-                            "Unknown scenario \"{}\"; showing the default one.",
-                            id.chars().take(40).collect::<String>()
-                        )));
+                        notices.push(Notice(
+                            Msg::new("notice-unknown-scenario").arg("value", id.chars().take(40).collect::<String>()),
+                        ));
                         None
                     }
                     None => None,

@@ -327,3 +327,45 @@ fn all_runs_of_a_step_can_share_one_submission() {
         );
     }
 }
+
+/// The async, bulk-readback driver the browser uses: several steps per submission batch and one
+/// readback per run must give the same records as the CPU lab stepped one at a time.
+#[test]
+fn the_async_gpu_lab_matches_the_cpu_lab_step_for_step() {
+    use gradlab::gpu::lab::GpuLab;
+    use gradlab::sim::lab::CpuLab;
+    let Some((context, _)) = gpu_device() else { return };
+    for id in ["scaling", "norms", "variable_length"] {
+        let config = LabConfig {
+            batch_size: 64,
+            ..Scenario::by_id(id).unwrap().config
+        };
+        let mut gpu = GpuLab::new(context, config.clone()).unwrap();
+        pollster::block_on(gpu.advance(3)).unwrap();
+        pollster::block_on(gpu.advance(2)).unwrap();
+        let mut cpu = CpuLab::<f64>::cpu(config).unwrap();
+        cpu.run(5, |_| {}).unwrap();
+        for (g, c) in gpu.lab().runs().iter().zip(cpu.runs()) {
+            assert_eq!(g.history.len(), 5, "{id}: {}", g.spec.label);
+            for (gr, cr) in g.history.iter().zip(&c.history) {
+                assert_eq!(gr.step, cr.step);
+                assert!(
+                    relative(&[gr.train_loss], &[cr.train_loss]) < 1e-5,
+                    "{id} {} step {}: {} vs {}",
+                    g.spec.label,
+                    gr.step,
+                    gr.train_loss,
+                    cr.train_loss
+                );
+            }
+            // Distances are measured at the end of each advance: steps 3 and 5.
+            assert!(g.history[2].param_distance.is_some() && g.history[4].param_distance.is_some());
+            assert!(g.history[3].param_distance.is_none());
+        }
+        let probabilities = pollster::block_on(gpu.predict(0, &[0.1, -0.2, 0.5, 0.5])).unwrap();
+        let classes = gpu.lab().dataset().classes;
+        assert_eq!(probabilities.len(), 2 * classes);
+        assert!((probabilities[..classes].iter().sum::<f64>() - 1.0).abs() < 1e-5);
+        assert!(pollster::block_on(gpu.predict(99, &[0.0, 0.0])).is_err());
+    }
+}

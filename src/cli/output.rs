@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::sim::backend::TrainingBackend;
 use crate::sim::lab::{Lab, RunMemory};
-use crate::sim::metrics::StepRecord;
+use crate::sim::metrics::{metrics_csv, StepRecord};
 use crate::sim::scenario::Scenario;
 
 pub fn scenarios(out: &mut dyn Write) -> Result<()> {
@@ -56,46 +56,12 @@ pub fn table<B: TrainingBackend>(lab: &Lab<B>, every: u64, out: &mut dyn Write) 
     Ok(())
 }
 
-const CSV_HEADER: &str =
-    "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance";
-
-fn csv_field(value: Option<f64>) -> String {
-    value.map_or_else(String::new, |v| format!("{v:e}"))
-}
-
-/// Quotes a label for CSV when it holds a comma, quote or newline.
-pub fn csv_text(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
-pub fn csv_row(label: &str, r: &StepRecord) -> String {
-    format!(
-        "{},{},{:e},{},{:e},{:e},{},{},{},{},{}",
-        csv_text(label),
-        r.step + 1,
-        r.train_loss,
-        r.items,
-        r.learning_rate,
-        r.grad_norm,
-        csv_field(r.grad_relative_error),
-        csv_field(r.grad_cosine),
-        csv_field(r.test_loss),
-        csv_field(r.test_accuracy),
-        csv_field(r.param_distance),
-    )
-}
-
 pub fn csv<B: TrainingBackend>(lab: &Lab<B>, out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "{CSV_HEADER}")?;
-    for run in lab.runs() {
-        for r in &run.history {
-            writeln!(out, "{}", csv_row(&run.spec.label, r))?;
-        }
-    }
+    let histories = lab
+        .runs()
+        .iter()
+        .map(|run| (run.spec.label.as_str(), run.history.as_slice()));
+    write!(out, "{}", metrics_csv(histories))?;
     Ok(())
 }
 
@@ -144,6 +110,7 @@ pub fn memory(runs: &[RunMemory], out: &mut dyn Write) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::metrics::{csv_row, csv_text, CSV_HEADER};
 
     #[test]
     fn csv_quotes_labels_with_commas() {

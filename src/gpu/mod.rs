@@ -1,13 +1,13 @@
 //! The GPU engine layer: WGSL compute kernels dispatched through wgpu (WebGPU in the browser,
 //! Vulkan natively, Mesa lavapipe in tests). Depends on `sim` only; knows nothing of the UI.
 //!
-//! Status: the device context, error reporting, async readback and the first kernels (linear
-//! forward/backward, activations) with their CPU comparison tests. The full training engine
-//! behind `sim::backend::TrainingBackend` builds on these.
+//! `lab::GpuLab` drives side-by-side runs asynchronously (the browser Lab); `engine::GpuEngine`
+//! is one run, and also implements `sim::backend::TrainingBackend` natively (tests, CLI).
 
 pub mod context;
 pub mod engine;
 pub mod kernels;
+pub mod lab;
 pub mod ops;
 pub mod readback;
 pub mod workload;

@@ -1,6 +1,7 @@
 //! The Lab's controls: what a learner can set, what is valid, and how it lives in the URL.
 
-use crate::route::encode;
+use crate::i18n::Msg;
+use crate::route::{encode, SANDBOX};
 use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
 use crate::sim::model::{Activation, Norm};
@@ -61,7 +62,7 @@ impl Control {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlError {
     pub control: Control,
-    pub message: String,
+    pub message: Msg,
 }
 
 /// Optimizer choices offered in the Lab (with their usual hyper-parameters).
@@ -188,70 +189,70 @@ impl LabControls {
     /// Every problem with the current values, one entry per control; empty when a run can start.
     pub fn validate(&self) -> Vec<ControlError> {
         let mut errors = Vec::new();
-        let mut fail = |control, message: String| errors.push(ControlError { control, message });
-        if !SCENARIO_IDS.contains(&self.scenario.as_str()) && self.scenario != "sandbox" {
-            fail(Control::Scenario, format!("there is no scenario \"{}\"", self.scenario));
+        let mut fail = |control, message: Msg| errors.push(ControlError { control, message });
+        if !SCENARIO_IDS.contains(&self.scenario.as_str()) && self.scenario != SANDBOX {
+            fail(
+                Control::Scenario,
+                Msg::new("control-error-scenario").arg("value", &self.scenario),
+            );
         }
         if self.hidden.is_empty() || self.hidden.len() > 4 {
-            fail(Control::Hidden, "use 1 to 4 hidden layers".into());
+            fail(Control::Hidden, Msg::new("control-error-hidden-count"));
         } else if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_HIDDEN_WIDTH) {
             fail(
                 Control::Hidden,
-                format!("each width must be 1 to {MAX_HIDDEN_WIDTH}; {w} is not"),
+                Msg::new("control-error-hidden-width")
+                    .arg("max", MAX_HIDDEN_WIDTH)
+                    .arg("width", w),
             );
         } else if self.norm == NormChoice::GroupNorm && self.hidden.iter().any(|w| w % 4 != 0) {
-            fail(
-                Control::Hidden,
-                "GroupNorm uses 4 groups: every width must be a multiple of 4".into(),
-            );
+            fail(Control::Hidden, Msg::new("control-error-group-width"));
         }
         let (lo, hi) = LEARNING_RATE_RANGE;
         if !(lo..=hi).contains(&self.learning_rate) {
             fail(
                 Control::LearningRate,
-                format!("choose a learning rate between {lo} and {hi}"),
+                Msg::new("control-error-learning-rate").arg("low", lo).arg("high", hi),
             );
         }
         let (lo, hi) = BATCH_RANGE;
         if !(lo..=hi).contains(&self.batch_size) {
             fail(
                 Control::BatchSize,
-                format!("choose a batch size B between {lo} and {hi}"),
+                Msg::new("control-error-batch").arg("low", lo).arg("high", hi),
             );
         }
         if self.micro_batches == 0 {
-            fail(Control::MicroBatches, "N must be at least 1".into());
+            fail(Control::MicroBatches, Msg::new("control-error-n-zero"));
         } else if self.micro_batches > self.batch_size {
             fail(
                 Control::MicroBatches,
-                format!(
-                    "N = {} is larger than B = {}: a micro-batch would be empty",
-                    self.micro_batches, self.batch_size
-                ),
+                Msg::new("control-error-n-too-large")
+                    .arg("n", self.micro_batches)
+                    .arg("batch", self.batch_size),
             );
         } else if !self.batch_size.is_multiple_of(self.micro_batches) {
             fail(
                 Control::MicroBatches,
-                format!(
-                    "B = {} is not divisible by N = {}: micro-batches would differ in size",
-                    self.batch_size, self.micro_batches
-                ),
+                Msg::new("control-error-not-divisible")
+                    .arg("batch", self.batch_size)
+                    .arg("n", self.micro_batches),
             );
         } else if self.norm == NormChoice::BatchNorm && self.batch_size / self.micro_batches < 2 {
-            fail(
-                Control::MicroBatches,
-                "BatchNorm needs at least 2 examples per micro-batch".into(),
-            );
+            fail(Control::MicroBatches, Msg::new("control-error-batchnorm-micro"));
         }
         let (lo, hi) = STEPS_PER_FRAME_RANGE;
         if !(lo..=hi).contains(&self.steps_per_frame) {
-            fail(Control::StepsPerFrame, format!("choose {lo} to {hi} steps per frame"));
+            fail(
+                Control::StepsPerFrame,
+                Msg::new("control-error-steps-per-frame").arg("low", lo).arg("high", hi),
+            );
         }
         errors
     }
 
     /// The message for one control, if its value is invalid.
-    pub fn error_for(&self, control: Control) -> Option<String> {
+    pub fn error_for(&self, control: Control) -> Option<Msg> {
         self.validate()
             .into_iter()
             .find(|e| e.control == control)
@@ -285,20 +286,20 @@ impl LabControls {
 
     /// Reads controls from URL pairs. A missing parameter keeps its default; a malformed or
     /// out-of-range one falls back to its default and yields a notice naming it.
-    pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<String>) {
+    pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<Msg>) {
         let defaults = Self::default();
         let mut controls = defaults.clone();
         let mut notices = Vec::new();
         let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim().to_string());
         let mut bad = |control: Control, value: &str| {
-            notices.push(format!(
-                "\"{}\" is not a valid value for {}; using the default.",
-                value.chars().take(40).collect::<String>(),
-                control.key()
-            ));
+            notices.push(
+                Msg::new("notice-bad-parameter")
+                    .arg("value", value.chars().take(40).collect::<String>())
+                    .arg("parameter", control.key()),
+            );
         };
         if let Some(v) = get("scenario") {
-            if SCENARIO_IDS.contains(&v.as_str()) || v == "sandbox" {
+            if SCENARIO_IDS.contains(&v.as_str()) || v == SANDBOX {
                 controls.scenario = v;
             } else {
                 bad(Control::Scenario, &v);
@@ -375,7 +376,7 @@ impl LabControls {
         // A combination the individual checks let through (GroupNorm with odd widths, BatchNorm
         // with one example per micro-batch) also falls back, so a link never blocks the page.
         if !controls.validate().is_empty() {
-            notices.push("These settings cannot be combined; using the defaults.".into());
+            notices.push(Msg::new("notice-bad-combination"));
             controls = defaults;
         }
         (controls, notices)
@@ -434,6 +435,11 @@ impl LabControls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::i18n::Localizer;
+
+    fn english(message: Option<Msg>) -> String {
+        Localizer::english().msg(&message.expect("an error message"))
+    }
 
     fn pairs(query: &str) -> Vec<(String, String)> {
         query
@@ -474,17 +480,14 @@ mod tests {
             micro_batches: 3,
             ..LabControls::default()
         };
-        let message = controls.error_for(Control::MicroBatches).unwrap();
+        let message = english(controls.error_for(Control::MicroBatches));
         assert!(message.contains("not divisible"), "{message}");
         let too_many = LabControls {
             batch_size: 8,
             micro_batches: 16,
             ..LabControls::default()
         };
-        assert!(too_many
-            .error_for(Control::MicroBatches)
-            .unwrap()
-            .contains("larger than B"));
+        assert!(english(too_many.error_for(Control::MicroBatches)).contains("larger than B"));
         let lr = LabControls {
             learning_rate: 50.0,
             ..LabControls::default()
@@ -495,14 +498,14 @@ mod tests {
             hidden: vec![30],
             ..LabControls::default()
         };
-        assert!(group.error_for(Control::Hidden).unwrap().contains("multiple of 4"));
+        assert!(english(group.error_for(Control::Hidden)).contains("multiple of 4"));
         let bn = LabControls {
             norm: NormChoice::BatchNorm,
             batch_size: 8,
             micro_batches: 8,
             ..LabControls::default()
         };
-        assert!(bn.error_for(Control::MicroBatches).unwrap().contains("at least 2"));
+        assert!(english(bn.error_for(Control::MicroBatches)).contains("at least 2"));
     }
 
     #[test]
@@ -511,10 +514,14 @@ mod tests {
             LabControls::from_pairs(&pairs("?lr=abc&batch=99999&n=7&hidden=64-x&norm=nope&spf=0"));
         assert_eq!(controls, LabControls::default());
         assert_eq!(notices.len(), 6, "{notices:?}");
-        assert!(notices.iter().any(|n| n.contains("\"abc\"") && n.contains("lr")));
+        let en = Localizer::english();
+        assert!(notices
+            .iter()
+            .map(|n| en.msg(n))
+            .any(|n| n.contains("\"abc\"") && n.contains("lr")));
         let (controls, notices) = LabControls::from_pairs(&pairs("?norm=group&hidden=30&scenario=sandbox"));
         assert_eq!(controls, LabControls::default());
-        assert!(notices.iter().any(|n| n.contains("cannot be combined")));
+        assert!(notices.iter().any(|n| en.msg(n).contains("cannot be combined")));
     }
 
     #[test]

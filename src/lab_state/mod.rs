@@ -1,5 +1,9 @@
 //! Plain state types of the interactive Lab (no Leptos, no wgpu): the controls a learner sets,
 //! their validation with a message per control, and their round trip through the URL, so a
-//! shared link reproduces an experiment. The Lab's components are thin views over these.
+//! shared link reproduces an experiment; the view of a running experiment (histories, charts,
+//! results, memory); and the message ids of each experiment's texts. The Lab's components are
+//! thin views over these.
 
 pub mod controls;
+pub mod session;
+pub mod texts;

@@ -9,6 +9,8 @@ use thiserror::Error;
 
 use crate::sim::metrics::StepRecord;
 
+pub mod boundary;
+
 #[derive(Debug, Error)]
 pub enum PlotError {
     #[error("drawing failed: {0}")]
@@ -117,7 +119,12 @@ impl LineChart {
         Self {
             title: metric.title().to_string(),
             x_label: "optimizer step".into(),
-            y_label: metric.title().to_string(),
+            // The log axis says where exact zeros are drawn instead of repeating the title.
+            y_label: if metric.log_scale() {
+                "exact 0 is drawn at 1e-12".to_string()
+            } else {
+                metric.title().to_string()
+            },
             log_y: metric.log_scale(),
             series,
         }
@@ -206,7 +213,7 @@ where
         let mut ctx = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
-            .y_desc("exact 0 is drawn at 1e-12")
+            .y_desc(chart.y_label.as_str())
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .light_line_style(RGBColor(235, 235, 235))

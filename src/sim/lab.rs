@@ -10,7 +10,7 @@ use super::model::{Layout, ModelSpec};
 use super::optim::{OptimizerSpec, ScheduleSpec};
 use super::real::Real;
 use super::reference::ReferenceEngine;
-use super::regime::{plan_step, MetricOps, RegimeSpec};
+use super::regime::{plan_step, MetricOps, RegimeSpec, StepPlan};
 use super::{ConfigError, SimError};
 
 pub const MAX_RUNS: usize = 8;
@@ -171,7 +171,15 @@ impl<T: Real> Lab<ReferenceEngine<T>> {
     }
 }
 
-impl<B: TrainingBackend> Lab<B> {
+/// The work of one optimizer step for one run.
+#[derive(Debug, Clone)]
+pub struct RunStepWork {
+    pub step: u64,
+    pub plan: StepPlan,
+    pub batch: StepBatch,
+}
+
+impl<B> Lab<B> {
     /// Validates the config, generates the data and builds one backend per run with `make_backend`.
     pub fn new(
         config: LabConfig,
@@ -231,11 +239,14 @@ impl<B: TrainingBackend> Lab<B> {
         self.step
     }
 
-    /// One optimizer step for every run, on the same B examples.
-    pub fn step(&mut self) -> Result<(), SimError> {
+    /// Draws the next B examples and returns, for every run, the step's plan and the batch split
+    /// the run's way. The caller executes them (on any engine, possibly later and in bulk) and
+    /// hands the records back with [`Lab::push_records`].
+    pub fn begin_step(&mut self) -> Vec<RunStepWork> {
         let examples = self.order.next_batch(self.config.batch_size);
         let train = &self.dataset.train;
         let mut batch = StepBatch::gather(train, self.dataset.input_dim, examples, &RegimeSpec::full_batch());
+        let mut work = Vec::with_capacity(self.runs.len());
         for run in &mut self.runs {
             batch.split(train, &run.spec.regime);
             run.last_micro_batch_items = batch.micro_batch_items();
@@ -247,39 +258,41 @@ impl<B: TrainingBackend> Lab<B> {
                 &run.last_micro_batch_items,
                 self.metric_ops,
             );
-            run.backend.execute(self.step, &plan, &batch)?;
-        }
-        let parameters = self
-            .runs
-            .iter()
-            .map(|run| run.backend.parameters())
-            .collect::<Result<Vec<_>, _>>()?;
-        for i in 0..self.runs.len() {
-            let baseline = self.runs[i].baseline;
-            let distance = relative_distance(&parameters[i], &parameters[baseline]);
-            let run = &mut self.runs[i];
-            for mut record in run.backend.drain_records()? {
-                record.param_distance = Some(distance);
-                run.history.push(record);
-            }
+            work.push(RunStepWork {
+                step: self.step,
+                plan,
+                batch: batch.clone(),
+            });
         }
         self.step += 1;
         self.last_examples = batch.examples;
-        Ok(())
+        work
+    }
+
+    /// Appends the records an engine produced for run `run`.
+    pub fn push_records(&mut self, run: usize, records: Vec<StepRecord>) {
+        if let Some(run) = self.runs.get_mut(run) {
+            run.history.extend(records);
+        }
+    }
+
+    /// Sets each run's latest record's distance from its baseline run, given every run's
+    /// current parameters.
+    pub fn set_parameter_distances(&mut self, parameters: &[Vec<f64>]) {
+        for i in 0..self.runs.len().min(parameters.len()) {
+            let baseline = self.runs[i].baseline;
+            let distance = parameters
+                .get(baseline)
+                .map(|base| relative_distance(&parameters[i], base));
+            if let Some(record) = self.runs[i].history.last_mut() {
+                record.param_distance = distance;
+            }
+        }
     }
 
     /// Training example indices of the last step, in the order consumed.
     pub fn last_examples(&self) -> &[usize] {
         &self.last_examples
-    }
-
-    /// `steps` optimizer steps, calling `progress(done)` after each.
-    pub fn run(&mut self, steps: u64, mut progress: impl FnMut(u64)) -> Result<(), SimError> {
-        for done in 1..=steps {
-            self.step()?;
-            progress(done);
-        }
-        Ok(())
     }
 
     /// Peak activation memory of each run: its largest micro-batch of the first step's sizes,
@@ -306,6 +319,36 @@ impl<B: TrainingBackend> Lab<B> {
                 }
             })
             .collect()
+    }
+}
+
+impl<B: TrainingBackend> Lab<B> {
+    /// One optimizer step for every run, on the same B examples.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let work = self.begin_step();
+        for (run, work) in self.runs.iter_mut().zip(&work) {
+            run.backend.execute(work.step, &work.plan, &work.batch)?;
+        }
+        let parameters = self
+            .runs
+            .iter()
+            .map(|run| run.backend.parameters())
+            .collect::<Result<Vec<_>, _>>()?;
+        for i in 0..self.runs.len() {
+            let records = self.runs[i].backend.drain_records()?;
+            self.push_records(i, records);
+        }
+        self.set_parameter_distances(&parameters);
+        Ok(())
+    }
+
+    /// `steps` optimizer steps, calling `progress(done)` after each.
+    pub fn run(&mut self, steps: u64, mut progress: impl FnMut(u64)) -> Result<(), SimError> {
+        for done in 1..=steps {
+            self.step()?;
+            progress(done);
+        }
+        Ok(())
     }
 }
 

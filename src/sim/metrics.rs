@@ -89,6 +89,53 @@ pub fn activation_memory(layout: &Layout, rows: usize, bytes_per_value: usize) -
     }
 }
 
+pub const CSV_HEADER: &str =
+    "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance";
+
+fn csv_field(value: Option<f64>) -> String {
+    value.map_or_else(String::new, |v| format!("{v:e}"))
+}
+
+/// Quotes a label for CSV when it holds a comma, quote or newline.
+pub fn csv_text(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+pub fn csv_row(label: &str, r: &StepRecord) -> String {
+    format!(
+        "{},{},{:e},{},{:e},{:e},{},{},{},{},{}",
+        csv_text(label),
+        r.step + 1,
+        r.train_loss,
+        r.items,
+        r.learning_rate,
+        r.grad_norm,
+        csv_field(r.grad_relative_error),
+        csv_field(r.grad_cosine),
+        csv_field(r.test_loss),
+        csv_field(r.test_accuracy),
+        csv_field(r.param_distance),
+    )
+}
+
+/// Every run's history as CSV (header, then one row per run and step), as the CLI writes and
+/// the Lab downloads.
+pub fn metrics_csv<'a>(runs: impl IntoIterator<Item = (&'a str, &'a [StepRecord])>) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for (label, history) in runs {
+        for record in history {
+            out.push_str(&csv_row(label, record));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,169 @@
+# English messages of Gradient Accumulation Lab. Every string a learner reads lives here; the
+# other languages mirror these ids (a test fails when one is missing).
+
+## Site shell
+app-title = Gradient Accumulation Lab
+nav-main = Main
+nav-lab = Lab
+nav-quiz = Quiz
+nav-verify = Verify a certificate
+notice-unknown-page = Unknown page "{ $value }"; showing the Lab.
+notice-unknown-scenario = Unknown scenario "{ $value }"; showing the default one.
+notice-bad-parameter = "{ $value }" is not a valid value for { $parameter }; using the default.
+notice-bad-combination = These settings cannot be combined; using the defaults.
+quiz-load-failed = The quiz could not be loaded: { $reason }
+
+## Scenarios
+scenarios-nav = Scenarios
+scenario-scaling-title = Full batch vs accumulated vs unscaled (SGD)
+scenario-scaling-explanation = Three runs start from the same weights and see the same 256 examples at every step. The first takes them as one batch. The second splits them into 4 micro-batches of 64, scales each micro-batch's loss by 1/4 and adds up the gradients before one optimizer step. The third adds up the gradients without the 1/4, so its gradient is 4 times too large.
+scenario-scaling-notice = Notice: the full-batch and the 1/N curves lie on top of each other; the unscaled run trains as if its learning rate were 4 times larger and oscillates.
+scenario-scaling_adam-title = The same with Adam
+scenario-scaling_adam-explanation = The same three runs with Adam. Adam divides each step by a running estimate of the gradient's own size, so multiplying every gradient by 4 also multiplies that estimate by 4 and the two cancel; only the tiny epsilon in the denominator notices the difference.
+scenario-scaling_adam-notice = Notice: with Adam the unscaled run stays close to the other two, while with SGD it did not.
+scenario-norms-title = BatchNorm vs LayerNorm vs GroupNorm under accumulation
+scenario-norms-explanation = BatchNorm normalizes with the mean and variance of the examples in the batch it sees. With accumulation it sees one micro-batch at a time, so its statistics (and therefore its gradient) differ from the full batch's. LayerNorm and GroupNorm normalize each example on its own, so accumulation gives the full-batch gradient.
+scenario-norms-notice = Notice: BatchNorm's gradient error is far above LayerNorm's and GroupNorm's, which sit at float precision; its running statistics are updated once per micro-batch, 4 times per optimizer step.
+scenario-variable_length-title = Variable-length sequences
+scenario-variable_length-explanation = Each example is a sequence whose tokens each have a loss, and sequences differ in length. Averaging per micro-batch and then averaging those means weighs a token in a short micro-batch more than one in a long micro-batch. Dividing the summed loss by the total number of tokens in the whole batch gives every token the same weight, as the full batch does.
+scenario-variable_length-notice = Notice: "mean of means" has a clear gradient error; "/ total tokens" matches the full batch.
+scenario-pitfalls-title = Pitfalls: zero_grad, clipping, scheduler
+scenario-pitfalls-explanation = Four mistakes real training loops make, each against the correct loop: forgetting zero_grad (gradients pile up across steps), calling it every micro-batch (only the last micro-batch's gradient survives), clipping each micro-batch instead of the summed gradient, and stepping the learning-rate schedule per micro-batch instead of per optimizer step.
+scenario-pitfalls-notice = Notice: every misplaced call moves the gradient or the learning rate away from the correct run's; the correct run has no gradient error.
+scenario-memory-title = Activation memory
+scenario-memory-explanation = Accumulation trades time for memory: the forward and backward pass only ever hold the activations of one micro-batch. The bars show the activation memory of each run's largest micro-batch against the full batch.
+scenario-memory-notice = Notice: the training curves are the same for all three runs, while the activation memory falls with N.
+scenario-sandbox-title = Sandbox
+scenario-sandbox-explanation = Choose the data, the network, the optimizer, B and N yourself. Three runs train side by side: the full batch, N accumulated micro-batches with the loss scaled by 1/N, and the same without the scaling.
+scenario-sandbox-notice = Notice: with the loss scaled by 1/N the accumulated run matches the full batch for every setting here, except with BatchNorm.
+
+## Runs
+run-full-batch = full batch
+run-accumulate-scaled = accumulate { $n }, loss / { $n }
+run-accumulate-unscaled = accumulate { $n }, unscaled
+
+## Controls
+controls-title = Settings
+controls-preset-note = This preset fixes its settings. Seed and steps per frame apply; to change the rest, copy it into the sandbox.
+controls-copy-to-sandbox = Edit these settings in the sandbox
+control-scenario-label = Scenario
+control-dataset-label = Dataset
+control-hidden-label = Hidden widths
+control-hidden-hint = widths separated by "-", for example 64-64
+control-activation-label = Activation
+control-norm-label = Normalization
+control-optimizer-label = Optimizer
+control-lr-label = Learning rate
+control-batch-label = Batch size B
+control-n-label = Micro-batches N
+control-seed-label = Seed
+control-spf-label = Steps per frame
+control-error-scenario = there is no scenario "{ $value }"
+control-error-hidden-count = use 1 to 4 hidden layers
+control-error-hidden-width = each width must be 1 to { $max }; { $width } is not
+control-error-hidden-format = write whole numbers separated by "-", for example 64-64
+control-error-group-width = GroupNorm uses 4 groups: every width must be a multiple of 4
+control-error-learning-rate = choose a learning rate between { $low } and { $high }
+control-error-batch = choose a batch size B between { $low } and { $high }
+control-error-n-zero = N must be at least 1
+control-error-n-too-large = N = { $n } is larger than B = { $batch }: a micro-batch would be empty
+control-error-not-divisible = B = { $batch } is not divisible by N = { $n }: micro-batches would differ in size
+control-error-batchnorm-micro = BatchNorm needs at least 2 examples per micro-batch
+control-error-steps-per-frame = choose { $low } to { $high } steps per frame
+control-error-number = enter a number
+controls-invalid = Fix the settings marked above to start a run.
+dataset-spiral = spiral
+dataset-two_moons = two moons
+dataset-circles = circles
+dataset-xor_blobs = XOR blobs
+dataset-variable_length_sequences = variable-length sequences
+activation-relu = ReLU
+activation-tanh = tanh
+activation-gelu = GELU
+norm-none = none
+norm-batch = BatchNorm
+norm-layer = LayerNorm
+norm-group = GroupNorm
+optimizer-sgd = SGD
+optimizer-momentum = SGD with momentum
+optimizer-adam = Adam
+optimizer-adamw = AdamW
+
+## Transport
+transport-label = Training
+button-play = Play
+button-pause = Pause
+button-step = Single step
+button-reset = Reset
+status-idle = Ready. Press play to train.
+status-running = Training: step { $step }.
+status-paused = Paused at step { $step }.
+status-finished = Finished { $step } steps.
+status-preparing = Preparing the engine…
+status-error = Training stopped: { $reason }
+status-step-limit = Reached the limit of { $step } steps; press reset to start again.
+
+## Engine
+engine-label = Engine
+engine-webgpu = WebGPU: { $adapter }
+engine-cpu = CPU (WebAssembly)
+engine-cpu-fallback = CPU fallback: { $reason }
+engine-fallback-notice = WebGPU is not available here ({ $reason }), so the lab trains on the CPU engine; the numbers are the same, only slower.
+engine-lost-notice = WebGPU stopped ({ $reason }); the lab replayed the run on the CPU engine and continues there with the same numbers.
+engine-no-webgpu = this browser has no WebGPU
+engine-forced-cpu = the CPU engine was chosen in the URL
+
+## Results
+results-title = After step { $step }
+results-run = run
+results-loss = training loss
+results-grad-error = gradient error vs full batch
+results-cosine = cosine with full batch
+results-grad-norm = gradient norm
+results-accuracy = test accuracy
+results-none = not measured
+results-empty = No steps yet.
+results-match = The full-batch and accumulated (loss / N) losses agree to the 6 digits shown.
+results-differ = The full-batch and accumulated (loss / N) losses differ at the 6 digits shown.
+running-stats-title = BatchNorm running statistics
+running-stats-updates = { $run }: { $updates } updates in { $steps } steps ({ $per } per step); first running means: { $values }
+
+## Charts
+chart-loss = Training loss
+chart-grad-error = Gradient relative error vs full batch (log scale)
+chart-grad-norm = Gradient norm
+chart-accuracy = Test accuracy
+chart-step = optimizer step
+chart-download-png = Download PNG
+chart-boundary = Decision boundary: { $run }
+charts-boundaries = Decision boundaries after step { $step }
+download-csv = Download metrics (CSV)
+chart-no-data = Plotted once the first step has run.
+chart-error-floor = Zero errors are drawn at 1e-12, below float precision.
+
+## Memory
+memory-title = Peak activation memory
+memory-gpu-source = Bytes the WebGPU engine allocated for training activations.
+memory-model-source = Bytes of activations the CPU engine holds (the GPU would allocate the same for this network).
+memory-bar = { $run }: { $bytes }
+memory-full-batch = full batch of { $batch }
+run-scaling-0 = full batch
+run-scaling-1 = accumulate 4, loss / 4
+run-scaling-2 = accumulate 4, unscaled
+run-norms-0 = BatchNorm, full batch
+run-norms-1 = BatchNorm, accumulate 4
+run-norms-2 = LayerNorm, full batch
+run-norms-3 = LayerNorm, accumulate 4
+run-norms-4 = GroupNorm, full batch
+run-norms-5 = GroupNorm, accumulate 4
+run-variable_length-0 = full batch
+run-variable_length-1 = accumulate 4, mean of means
+run-variable_length-2 = accumulate 4, / total tokens
+run-pitfalls-0 = correct accumulation
+run-pitfalls-1 = zero_grad forgotten
+run-pitfalls-2 = zero_grad every micro-batch
+run-pitfalls-3 = clip every micro-batch
+run-pitfalls-4 = scheduler every micro-batch
+run-memory-0 = full batch
+run-memory-1 = accumulate 4
+run-memory-2 = accumulate 16

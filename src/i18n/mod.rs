@@ -1,0 +1,187 @@
+//! The one localization layer: every string a learner reads is a Fluent message in
+//! `assets/i18n/<language>.ftl`, looked up by id. Plain state types return [`Msg`] values (an id
+//! and its arguments) and the UI turns them into text with a [`Localizer`], so the state layer
+//! stays language-free and testable.
+
+use std::borrow::Cow;
+
+use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
+use thiserror::Error;
+
+/// A language the app is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    English,
+}
+
+impl Language {
+    pub const ALL: [Language; 1] = [Language::English];
+
+    /// BCP 47 tag, as used in the URL and `<html lang>`.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Language::English => "en",
+        }
+    }
+
+    /// The Fluent source of this language, bundled into the binary.
+    pub fn source(self) -> &'static str {
+        match self {
+            Language::English => include_str!("../../assets/i18n/en.ftl"),
+        }
+    }
+}
+
+#[derive(Debug, Error, PartialEq)]
+pub enum I18nError {
+    #[error("the {language} messages do not parse: {detail}")]
+    Parse { language: &'static str, detail: String },
+    #[error("the {language} messages define \"{id}\" twice")]
+    Duplicate { language: &'static str, id: String },
+}
+
+/// A message to show: its id and named arguments, already formatted as text so that numbers
+/// keep the precision the caller chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Msg {
+    pub id: Cow<'static, str>,
+    pub args: Vec<(&'static str, String)>,
+}
+
+impl Msg {
+    pub fn new(id: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            id: id.into(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn arg(mut self, name: &'static str, value: impl ToString) -> Self {
+        self.args.push((name, value.to_string()));
+        self
+    }
+}
+
+/// Formats messages of one language.
+pub struct Localizer {
+    language: Language,
+    bundle: FluentBundle<FluentResource>,
+}
+
+impl std::fmt::Debug for Localizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Localizer").field("language", &self.language).finish()
+    }
+}
+
+impl Localizer {
+    pub fn new(language: Language) -> Result<Self, I18nError> {
+        let resource =
+            FluentResource::try_new(language.source().to_string()).map_err(|(_, errors)| I18nError::Parse {
+                language: language.tag(),
+                detail: errors.first().map(|e| e.to_string()).unwrap_or_default(),
+            })?;
+        let tag = language.tag().parse().map_err(|_| I18nError::Parse {
+            language: language.tag(),
+            detail: "bad language tag".into(),
+        })?;
+        let mut bundle = FluentBundle::new(vec![tag]);
+        // Unicode isolation marks would end up in copied numbers and test assertions.
+        bundle.set_use_isolating(false);
+        bundle.add_resource(resource).map_err(|errors| I18nError::Duplicate {
+            language: language.tag(),
+            id: errors.first().map(|e| format!("{e:?}")).unwrap_or_default(),
+        })?;
+        Ok(Self { language, bundle })
+    }
+
+    /// English, which always parses (a test checks it); used where no choice has been made yet.
+    pub fn english() -> Self {
+        match Self::new(Language::English) {
+            Ok(localizer) => localizer,
+            // Unreachable while the bundled file parses; an empty bundle shows ids instead of text.
+            Err(_) => Self {
+                language: Language::English,
+                bundle: FluentBundle::new(Vec::new()),
+            },
+        }
+    }
+
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
+    pub fn has(&self, id: &str) -> bool {
+        self.bundle.has_message(id)
+    }
+
+    /// The text of message `id` without arguments.
+    pub fn text(&self, id: &str) -> String {
+        self.format(id, &[])
+    }
+
+    /// The text of a [`Msg`].
+    pub fn msg(&self, msg: &Msg) -> String {
+        self.format(&msg.id, &msg.args)
+    }
+
+    fn format(&self, id: &str, args: &[(&'static str, String)]) -> String {
+        let Some(pattern) = self.bundle.get_message(id).and_then(|m| m.value()) else {
+            // A missing message shows its id, which a test prevents from shipping.
+            return format!("[{id}]");
+        };
+        let mut fluent_args = FluentArgs::new();
+        for (name, value) in args {
+            fluent_args.set(*name, value.as_str());
+        }
+        let mut errors = Vec::new();
+        self.bundle
+            .format_pattern(pattern, Some(&fluent_args), &mut errors)
+            .into_owned()
+    }
+}
+
+/// The message ids a Fluent source defines, in file order.
+pub fn message_ids(source: &str) -> Vec<String> {
+    let resource = match FluentResource::try_new(source.to_string()) {
+        Ok(r) => r,
+        Err((r, _)) => r,
+    };
+    resource
+        .entries()
+        .filter_map(|entry| match entry {
+            fluent_syntax::ast::Entry::Message(m) => Some(m.id.name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_language_parses_without_duplicates() {
+        for language in Language::ALL {
+            let localizer = Localizer::new(language).unwrap();
+            let ids = message_ids(language.source());
+            assert!(ids.len() > 50, "{}", ids.len());
+            let mut sorted = ids.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), ids.len(), "duplicate ids in {}", language.tag());
+            assert!(ids.iter().all(|id| localizer.has(id)));
+        }
+    }
+
+    #[test]
+    fn arguments_are_substituted_and_missing_ids_are_visible() {
+        let en = Localizer::english();
+        let text = en.msg(&Msg::new("control-error-not-divisible").arg("batch", 100).arg("n", 3));
+        assert_eq!(
+            text,
+            "B = 100 is not divisible by N = 3: micro-batches would differ in size"
+        );
+        assert_eq!(en.text("no-such-message"), "[no-such-message]");
+    }
+}
