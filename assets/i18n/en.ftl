@@ -96,7 +96,7 @@ button-pause = Pause
 button-step = Single step
 button-reset = Reset
 status-idle = Ready. Press play to train.
-status-running = Training: step { $step }.
+status-running = Training…
 status-paused = Paused at step { $step }.
 status-finished = Finished { $step } steps.
 status-preparing = Preparing the engine…
@@ -111,6 +111,8 @@ engine-cpu-fallback = CPU fallback: { $reason }
 engine-fallback-notice = WebGPU is not available here ({ $reason }), so the lab trains on the CPU engine; the numbers are the same, only slower.
 engine-lost-notice = WebGPU stopped ({ $reason }); the lab replayed the run on the CPU engine and continues there with the same numbers.
 engine-no-webgpu = this browser has no WebGPU
+engine-no-adapter = the browser offers no WebGPU adapter
+engine-gpu-error = WebGPU failed: { $reason }
 engine-forced-cpu = the CPU engine was chosen in the URL
 
 ## Results
@@ -139,7 +141,7 @@ chart-boundary = Decision boundary: { $run }
 charts-boundaries = Decision boundaries after step { $step }
 download-csv = Download metrics (CSV)
 chart-no-data = Plotted once the first step has run.
-chart-error-floor = Zero errors are drawn at 1e-12, below float precision.
+chart-error-floor = exact 0 drawn at 1e-12
 
 ## Memory
 memory-title = Peak activation memory

@@ -1,24 +1,228 @@
-// The minimal Lab page: each scenario link shows that scenario; a bad URL parameter shows a notice.
+// The interactive Lab as a learner uses it: every scenario trained with play and pause on
+// WebGPU, what each one shows, settings and their validation, the URL, downloads, keyboard use,
+// a phone-width screen, and a hidden tab.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { withAppAndBrowser, screenshot } from '../harness.mjs';
+import { openLab, train, results, steps, address } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 
-test('a scenario link from the quiz opens that scenario', async () => {
-  const page = await app.browser.newPage();
-  await page.goto(`${app.server.url}?view=lab&scenario=norms`);
-  assert.match(await page.getByTestId('scenario-title').textContent(), /BatchNorm vs LayerNorm/);
-  const rows = page.getByTestId('demo-table').locator('tbody tr');
-  assert.equal(await rows.count(), 6);
-  await screenshot(page, 'lab-norms');
+test('scaling: loss / N equals the full batch, the unscaled run does not', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling&spf=5');
+  assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), 'webgpu');
+  await train(page, 40);
+  const [full, scaled, unscaled] = await results(page);
+  assert.equal(full.run, 'full batch');
+  assert.equal(scaled.loss, full.loss, 'same loss to the 6 digits shown');
+  assert.notEqual(unscaled.loss, full.loss);
+  assert.ok(Math.abs(unscaled.gradError - 3) < 1e-3, `unscaled gradient is 4x: error ${unscaled.gradError}`);
+  assert.match(await page.getByTestId('agreement').textContent(), /agree to the 6 digits shown/);
+  await screenshot(page, 'lab-scaling');
+  await page.close();
 });
 
-test('a malformed URL parameter falls back with a visible notice', async () => {
-  const page = await app.browser.newPage();
-  await page.goto(`${app.server.url}?view=lab&scenario=%3Cscript%3E`);
-  assert.match(await page.getByTestId('url-notice').textContent(), /Unknown scenario/);
+test('scaling with Adam: the unscaled run stays close', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling_adam&spf=5');
+  await train(page, 30);
+  const [full, scaled, unscaled] = await results(page);
+  assert.equal(scaled.loss, full.loss);
+  assert.ok(Math.abs(unscaled.exactLoss - full.exactLoss) / full.exactLoss < 0.05, `${unscaled.loss} vs ${full.loss}`);
+  await screenshot(page, 'lab-scaling-adam');
+  await page.close();
+});
+
+test('norms: BatchNorm mismatches, LayerNorm and GroupNorm match, running stats once per micro-batch', async () => {
+  const page = await openLab(app, '?view=lab&scenario=norms&spf=5');
+  await train(page, 20);
+  const byRun = Object.fromEntries((await results(page)).map((r) => [r.run, r]));
+  const bn = byRun['BatchNorm, accumulate 4'].gradError;
+  const ln = byRun['LayerNorm, accumulate 4'].gradError;
+  const gn = byRun['GroupNorm, accumulate 4'].gradError;
+  assert.ok(bn > 1e-3, `BatchNorm error ${bn}`);
+  assert.ok(ln < 1e-5 && gn < 1e-5, `LayerNorm ${ln}, GroupNorm ${gn}`);
+  assert.ok(bn > 100 * Math.max(ln, gn, 1e-12));
+  const stats = await page.getByTestId('running-stats').textContent();
+  assert.match(stats, /BatchNorm, accumulate 4: \d+ updates in \d+ steps \(4 per step\)/);
+  assert.match(stats, /BatchNorm, full batch: \d+ updates in \d+ steps \(1 per step\)/);
+  await screenshot(page, 'lab-norms');
+  await page.close();
+});
+
+test('variable length: a mean of means is wrong, the total item count is right', async () => {
+  const page = await openLab(app, '?view=lab&scenario=variable_length&spf=5');
+  await train(page, 20);
+  const [, meanOfMeans, totalTokens] = await results(page);
+  assert.ok(meanOfMeans.gradError > 1e-3, `mean of means ${meanOfMeans.gradError}`);
+  assert.ok(totalTokens.gradError < 1e-5, `total tokens ${totalTokens.gradError}`);
+  await screenshot(page, 'lab-variable-length');
+  await page.close();
+});
+
+test('pitfalls: each misplaced call departs from the correct run', async () => {
+  const page = await openLab(app, '?view=lab&scenario=pitfalls&spf=5');
+  await train(page, 30);
+  const [correct, ...pitfalls] = await results(page);
+  assert.ok(correct.gradError < 1e-5, `correct run error ${correct.gradError}`);
+  assert.equal(pitfalls.length, 4);
+  for (const run of pitfalls) {
+    assert.ok(run.loss !== correct.loss || run.gradError > 1e-4, `${run.run} looks like the correct run`);
+  }
+  await screenshot(page, 'lab-pitfalls');
+  await page.close();
+});
+
+test('memory: the GPU engine holds one micro-batch of activations', async () => {
+  const page = await openLab(app, '?view=lab&scenario=memory&spf=5');
+  await train(page, 10);
+  const bars = page.getByTestId('memory-bars');
+  assert.match(await bars.textContent(), /WebGPU engine allocated/);
+  const bytes = await bars.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.bytes)));
+  assert.equal(bytes.length, 3);
+  assert.ok(Math.abs(bytes[1] / bytes[0] - 0.25) < 0.01, `4 micro-batches: ${bytes}`);
+  assert.ok(Math.abs(bytes[2] / bytes[0] - 1 / 16) < 0.01, `16 micro-batches: ${bytes}`);
+  const [full, four] = await results(page);
+  assert.equal(four.loss, full.loss);
+  await screenshot(page, 'lab-memory');
+  await page.close();
+});
+
+test('sandbox: invalid settings are explained next to the control and cannot start a run', async () => {
+  const page = await openLab(app, '?view=lab&scenario=sandbox');
+  await page.getByLabel('Batch size B').fill('100');
+  await page.getByLabel('Micro-batches N').fill('3');
+  const error = page.locator('#control-n-error');
+  assert.match(await error.textContent(), /B = 100 is not divisible by N = 3/);
+  assert.equal(await page.getByLabel('Micro-batches N').getAttribute('aria-invalid'), 'true');
+  assert.ok(await page.getByTestId('play').isDisabled());
+  await page.getByLabel('Learning rate').fill('fast');
+  assert.match(await page.locator('#control-lr-error').textContent(), /Enter a number/);
+  await screenshot(page, 'lab-sandbox-invalid');
+  await page.getByLabel('Learning rate').fill('0.2');
+  await page.getByLabel('Micro-batches N').fill('4');
+  await page.getByTestId('play').waitFor({ state: 'visible' });
+  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  assert.equal(await error.textContent(), '');
+  // Every setting is in the URL: a reload reproduces the experiment.
+  await page.getByLabel('Optimizer').selectOption('adam');
+  await page.getByLabel('Hidden widths').fill('32-16');
+  const url = await address(page);
+  assert.equal(url.searchParams.get('batch'), '100');
+  assert.equal(url.searchParams.get('n'), '4');
+  assert.equal(url.searchParams.get('optimizer'), 'adam');
+  assert.equal(url.searchParams.get('hidden'), '32-16');
+  await page.reload();
+  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  assert.equal(await page.getByLabel('Batch size B').inputValue(), '100');
+  assert.equal(await page.getByLabel('Optimizer').inputValue(), 'adam');
+  assert.equal(await page.getByLabel('Learning rate').inputValue(), '0.2');
+  await train(page, 10);
+  const [full, scaled] = await results(page);
+  assert.equal(scaled.loss, full.loss);
+  await page.close();
+});
+
+test('a preset can be copied into the sandbox', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling_adam');
+  assert.ok(await page.getByLabel('Learning rate').isDisabled());
+  await page.getByTestId('copy-to-sandbox').click();
+  assert.match(await page.getByTestId('scenario-title').textContent(), /Sandbox/);
+  assert.ok(!(await page.getByLabel('Learning rate').isDisabled()));
+  assert.equal(await page.getByLabel('Learning rate').inputValue(), '0.01');
+  assert.equal((await address(page)).searchParams.get('scenario'), 'sandbox');
+  await page.close();
+});
+
+test('malformed URL parameters fall back with a visible notice', async () => {
+  const page = await openLab(app, '?view=lab&scenario=%3Cscript%3E&lr=abc&n=7&engine=quantum');
+  const notice = await page.getByTestId('url-notice').textContent();
+  assert.match(notice, /"<script>" is not a valid value for scenario/);
+  assert.match(notice, /"abc" is not a valid value for lr/);
+  assert.match(notice, /"quantum" is not a valid value for engine/);
   assert.match(await page.getByTestId('scenario-title').textContent(), /Full batch vs accumulated/);
+  await train(page, 2);
+  await screenshot(page, 'lab-bad-url');
   await page.goto(`${app.server.url}?view=nonsense`);
   assert.match(await page.getByTestId('url-notice').textContent(), /Unknown page/);
+  await page.close();
+});
+
+test('plots download as PNG and the metrics as CSV', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling&spf=5');
+  await train(page, 10);
+  const [png] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('chart-loss').getByRole('button', { name: /Download PNG/ }).click(),
+  ]);
+  assert.equal(png.suggestedFilename(), 'gradlab-loss.png');
+  const image = await readFile(await png.path());
+  assert.deepEqual([...image.subarray(0, 8)], [137, 80, 78, 71, 13, 10, 26, 10]);
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+  assert.equal(csv.suggestedFilename(), 'gradlab-scaling-metrics.csv');
+  const lines = (await readFile(await csv.path(), 'utf8')).trim().split('\n');
+  assert.match(lines[0], /^run,step,train_loss/);
+  const n = await steps(page);
+  assert.equal(lines.length, 1 + 3 * n);
+  await page.close();
+});
+
+test('keyboard only: Tab reaches every control and Enter trains', async () => {
+  const page = await openLab(app, '?view=lab&scenario=sandbox');
+  const reached = new Set();
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    const id = await page.evaluate(() => {
+      const el = document.activeElement;
+      return el?.id || el?.dataset?.testid || el?.dataset?.scenario || el?.textContent?.trim().slice(0, 30) || el?.tagName;
+    });
+    reached.add(id);
+  }
+  for (const key of ['dataset', 'hidden', 'activation', 'norm', 'optimizer', 'lr', 'batch', 'n', 'seed', 'spf']) {
+    assert.ok(reached.has(`control-${key}`), `control ${key} not reached: ${[...reached]}`);
+  }
+  for (const id of ['play', 'step', 'reset', 'scaling', 'norms', 'memory', 'sandbox']) {
+    assert.ok(reached.has(id), `${id} not reached: ${[...reached]}`);
+  }
+  // Operate by keyboard: a select changes with the arrow keys, the step button with Enter.
+  await page.focus('#control-optimizer');
+  await page.keyboard.press('ArrowDown');
+  assert.equal((await address(page)).searchParams.get('optimizer'), 'momentum');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=step]').disabled);
+  await page.focus('[data-testid=step]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid=lab]').dataset.steps) === 1);
+  assert.match(await page.getByTestId('status').textContent(), /Paused at step 1/);
+  await page.close();
+});
+
+test('phone width: the page fits and the charts stay readable', async () => {
+  const page = await openLab(app, '?view=lab&scenario=norms&spf=5', { viewport: { width: 390, height: 844 } });
+  await train(page, 10);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  const width = await page.getByTestId('chart-loss').locator('canvas').evaluate((c) => c.width);
+  assert.ok(width >= 300 && width <= 390, `chart canvas ${width}px wide`);
+  await screenshot(page, 'lab-phone');
+  await page.close();
+});
+
+test('training pauses while the tab is hidden and resumes when visible', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling&spf=1');
+  await page.getByTestId('play').click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= 3);
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await page.waitForTimeout(300);
+  const hiddenAt = await steps(page);
+  await page.waitForTimeout(1000);
+  assert.ok((await steps(page)) <= hiddenAt + 1, 'no training while hidden');
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=lab]').dataset.steps) > n + 2, hiddenAt);
+  await page.close();
 });

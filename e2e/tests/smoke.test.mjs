@@ -1,5 +1,5 @@
-// The minimal page: it loads, trains ten CPU steps in wasm and shows their losses, and those
-// losses are bit-for-bit the ones the native CLI computes.
+// The app loads, the Lab trains ten CPU steps in wasm, and the losses it shows are bit for bit
+// the ones the native CLI computes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -25,26 +25,31 @@ function nativeLosses() {
   return losses;
 }
 
-test('the page mounts and shows the CPU demo table, with the same numbers as native', async () => {
+test('the Lab trains on the CPU engine in wasm with the same numbers as native', async () => {
   const page = await app.browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(app.server.url);
+  await page.goto(`${app.server.url}?engine=cpu`);
   await page.getByRole('heading', { name: 'Gradient Accumulation Lab' }).waitFor();
-  const rows = page.getByTestId('demo-table').locator('tbody tr');
-  await rows.first().waitFor();
-  assert.equal(await rows.count(), 3);
-  const cells = await rows.evaluateAll((trs) =>
-    trs.map((tr) => ({ texts: [...tr.children].map((td) => td.textContent), exact: tr.children[2].dataset.loss })),
-  );
-  const [full, accumulated, unscaled] = cells;
-  assert.equal(full.texts[0], 'full batch');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=step]')?.disabled);
+  for (let i = 1; i <= 10; i++) {
+    await page.getByTestId('step').click();
+    await page.waitForFunction((k) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= k, i);
+    await page.waitForFunction(() => !document.querySelector('[data-testid=step]').disabled);
+  }
+  const rows = await page
+    .getByTestId('results-table')
+    .locator('tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => ({ run: tr.dataset.run, shown: tr.children[1].textContent, exact: tr.dataset.loss })));
+  assert.equal(rows.length, 3);
+  const [full, accumulated, unscaled] = rows;
+  assert.equal(full.run, 'full batch');
   // loss / N matches the full batch to the digits shown; the unscaled run does not.
-  assert.equal(accumulated.texts[2], full.texts[2]);
-  assert.notEqual(unscaled.texts[2], full.texts[2]);
+  assert.equal(accumulated.shown, full.shown);
+  assert.notEqual(unscaled.shown, full.shown);
   const native = nativeLosses();
-  for (const row of cells) {
-    assert.equal(row.exact, native[row.texts[0]], `wasm and native disagree for ${row.texts[0]}`);
+  for (const row of rows) {
+    assert.equal(row.exact, native[row.run], `wasm and native disagree for ${row.run}`);
   }
   await screenshot(page, 'smoke');
   assert.deepEqual(errors, []);

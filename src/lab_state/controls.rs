@@ -143,7 +143,7 @@ pub const BATCH_RANGE: (usize, usize) = (2, 512);
 pub const STEPS_PER_FRAME_RANGE: (u32, u32) = (1, 50);
 pub const MAX_HIDDEN_WIDTH: usize = 256;
 
-fn activation_id(a: Activation) -> &'static str {
+pub fn activation_id(a: Activation) -> &'static str {
     match a {
         Activation::Relu => "relu",
         Activation::Tanh => "tanh",
@@ -382,6 +382,79 @@ impl LabControls {
         (controls, notices)
     }
 
+    /// The value of `control` as the form shows it (and as the URL holds it).
+    pub fn text_of(&self, control: Control) -> String {
+        match control {
+            Control::Scenario => self.scenario.clone(),
+            Control::Dataset => self.dataset.id().to_string(),
+            Control::Hidden => self.hidden.iter().map(usize::to_string).collect::<Vec<_>>().join("-"),
+            Control::Activation => activation_id(self.activation).to_string(),
+            Control::Norm => self.norm.id().to_string(),
+            Control::Optimizer => self.optimizer.id().to_string(),
+            Control::LearningRate => format!("{}", self.learning_rate),
+            Control::BatchSize => self.batch_size.to_string(),
+            Control::MicroBatches => self.micro_batches.to_string(),
+            Control::Seed => self.seed.to_string(),
+            Control::StepsPerFrame => self.steps_per_frame.to_string(),
+        }
+    }
+
+    /// These controls with `control` set from the text a learner typed or chose. Text that is
+    /// not a value at all (letters for a number) is an error here; values out of range are
+    /// accepted and reported by [`LabControls::validate`], next to the control.
+    pub fn with_text(&self, control: Control, text: &str) -> Result<Self, Msg> {
+        let text = text.trim();
+        let mut next = self.clone();
+        let number = || Msg::new("control-error-number");
+        match control {
+            Control::Scenario => next.scenario = text.to_string(),
+            Control::Dataset => {
+                next.dataset = DatasetKind::ALL
+                    .into_iter()
+                    .find(|d| d.id() == text)
+                    .ok_or_else(|| Msg::new("control-error-scenario").arg("value", text))?
+            }
+            Control::Hidden => {
+                next.hidden = text
+                    .split('-')
+                    .map(|w| w.trim().parse::<usize>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| Msg::new("control-error-hidden-format"))?
+            }
+            Control::Activation => {
+                next.activation = Activation::ALL
+                    .into_iter()
+                    .find(|a| activation_id(*a) == text)
+                    .ok_or_else(number)?
+            }
+            Control::Norm => {
+                next.norm = NormChoice::ALL
+                    .into_iter()
+                    .find(|n| n.id() == text)
+                    .ok_or_else(number)?
+            }
+            Control::Optimizer => {
+                next.optimizer = OptimizerChoice::ALL
+                    .into_iter()
+                    .find(|o| o.id() == text)
+                    .ok_or_else(number)?
+            }
+            Control::LearningRate => {
+                next.learning_rate = text
+                    .replace(',', ".")
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(number)?
+            }
+            Control::BatchSize => next.batch_size = text.parse().map_err(|_| number())?,
+            Control::MicroBatches => next.micro_batches = text.parse().map_err(|_| number())?,
+            Control::Seed => next.seed = text.parse().map_err(|_| number())?,
+            Control::StepsPerFrame => next.steps_per_frame = text.parse().map_err(|_| number())?,
+        }
+        Ok(next)
+    }
+
     /// The sandbox experiment these controls describe: full batch, accumulate N with loss / N,
     /// and accumulate N unscaled, side by side from the same initialization and data order.
     pub fn sandbox_config(&self) -> LabConfig {
@@ -418,7 +491,6 @@ impl LabControls {
         let mut config = LabConfig {
             batch_size: self.batch_size,
             init_seed: self.seed,
-            data_order_seed: self.seed.wrapping_add(1),
             runs,
             ..LabConfig::default()
         };
@@ -426,9 +498,71 @@ impl LabControls {
         config
     }
 
-    /// The experiment to run: the scenario's preset, or the sandbox.
+    /// The experiment to run: the scenario's preset (with the chosen seed of the initial
+    /// weights), or the sandbox.
     pub fn lab_config(&self) -> LabConfig {
-        Scenario::by_id(&self.scenario).map_or_else(|_| self.sandbox_config(), |s| s.config)
+        Scenario::by_id(&self.scenario).map_or_else(
+            |_| self.sandbox_config(),
+            |s| LabConfig {
+                init_seed: self.seed,
+                ..s.config
+            },
+        )
+    }
+
+    /// Whether a control can be changed in the current experiment: presets fix everything but
+    /// the seed and the pace.
+    pub fn is_editable(&self, control: Control) -> bool {
+        self.scenario == SANDBOX || matches!(control, Control::Scenario | Control::Seed | Control::StepsPerFrame)
+    }
+
+    /// Sandbox controls that start from a preset's first run and shared settings.
+    pub fn sandbox_from(&self, config: &LabConfig) -> Self {
+        let Some(run) = config.runs.first() else {
+            return Self {
+                scenario: SANDBOX.into(),
+                ..self.clone()
+            };
+        };
+        let norm = match run.model.norm {
+            Norm::None => NormChoice::None,
+            Norm::BatchNorm { .. } => NormChoice::BatchNorm,
+            Norm::LayerNorm { .. } => NormChoice::LayerNorm,
+            Norm::GroupNorm { .. } => NormChoice::GroupNorm,
+        };
+        let optimizer = match run.optimizer {
+            OptimizerSpec::Sgd { .. } => OptimizerChoice::Sgd,
+            OptimizerSpec::Momentum { .. } => OptimizerChoice::Momentum,
+            OptimizerSpec::Adam { .. } => OptimizerChoice::Adam,
+            OptimizerSpec::AdamW { .. } => OptimizerChoice::AdamW,
+        };
+        let learning_rate = match run.schedule {
+            ScheduleSpec::Constant { learning_rate } | ScheduleSpec::WarmupCosine { learning_rate, .. } => {
+                learning_rate
+            }
+        };
+        let micro_batches = config.runs.iter().map(|r| r.regime.micro_batches).max().unwrap_or(1);
+        let candidate = Self {
+            scenario: SANDBOX.into(),
+            dataset: config.dataset.kind,
+            hidden: run.model.hidden.clone(),
+            activation: run.model.activation,
+            norm,
+            optimizer,
+            learning_rate,
+            batch_size: config.batch_size,
+            micro_batches,
+            seed: config.init_seed,
+            steps_per_frame: self.steps_per_frame,
+        };
+        if candidate.validate().is_empty() {
+            candidate
+        } else {
+            Self {
+                scenario: SANDBOX.into(),
+                ..Self::default()
+            }
+        }
     }
 }
 
@@ -543,5 +677,77 @@ mod tests {
         }
         let preset = LabControls::default().lab_config();
         assert_eq!(preset, Scenario::by_id("scaling").unwrap().config);
+        let reseeded = LabControls {
+            seed: 5,
+            ..LabControls::default()
+        };
+        assert_eq!(reseeded.lab_config().init_seed, 5);
+    }
+
+    #[test]
+    fn typed_text_updates_one_control_or_says_what_is_wrong() {
+        let controls = LabControls::default();
+        for control in Control::ALL {
+            assert_eq!(
+                controls.with_text(control, &controls.text_of(control)).unwrap(),
+                controls
+            );
+        }
+        let changed = controls.with_text(Control::BatchSize, " 90 ").unwrap();
+        assert_eq!(changed.batch_size, 90);
+        assert!(english(changed.error_for(Control::MicroBatches)).contains("not divisible"));
+        assert_eq!(
+            controls.with_text(Control::LearningRate, "0,25").unwrap().learning_rate,
+            0.25
+        );
+        for (control, text) in [
+            (Control::LearningRate, "fast"),
+            (Control::LearningRate, "inf"),
+            (Control::BatchSize, "-3"),
+            (Control::Seed, "1.5"),
+            (Control::Hidden, "64-"),
+        ] {
+            assert!(controls.with_text(control, text).is_err(), "{text}");
+        }
+        assert_eq!(
+            controls.with_text(Control::Hidden, "32-16").unwrap().hidden,
+            vec![32, 16]
+        );
+        let too_wide = controls.with_text(Control::Hidden, "1000").unwrap();
+        assert!(too_wide.error_for(Control::Hidden).is_some());
+    }
+
+    #[test]
+    fn presets_fix_their_settings_and_copy_into_the_sandbox() {
+        let preset = LabControls {
+            scenario: "scaling_adam".into(),
+            ..LabControls::default()
+        };
+        assert!(!preset.is_editable(Control::LearningRate));
+        assert!(preset.is_editable(Control::Seed));
+        let sandbox = preset.sandbox_from(&preset.lab_config());
+        assert_eq!(sandbox.scenario, SANDBOX);
+        assert!(sandbox.is_editable(Control::LearningRate));
+        assert_eq!(sandbox.optimizer, OptimizerChoice::Adam);
+        assert_eq!(sandbox.learning_rate, 0.01);
+        assert_eq!(sandbox.micro_batches, 4);
+        assert!(sandbox.validate().is_empty());
+        // The sandbox then runs the preset's own three regimes.
+        let runs = sandbox.lab_config().runs;
+        let preset_runs = preset.lab_config().runs;
+        assert_eq!(
+            runs.iter().map(|r| r.regime).collect::<Vec<_>>(),
+            preset_runs.iter().map(|r| r.regime).collect::<Vec<_>>()
+        );
+        for id in SCENARIO_IDS {
+            let controls = LabControls {
+                scenario: id.into(),
+                ..LabControls::default()
+            };
+            assert!(
+                controls.sandbox_from(&controls.lab_config()).validate().is_empty(),
+                "{id}"
+            );
+        }
     }
 }

@@ -25,16 +25,18 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotE
     }
 }
 
-/// Colours from the Okabe-Ito palette, distinguishable with the common colour-vision deficiencies.
+/// Colours from the Okabe-Ito palette, distinguishable with the common colour-vision deficiencies,
+/// ordered so that the first five reach 3:1 contrast on white (WCAG 2.2 non-text contrast); the
+/// palette's light orange, sky blue and yellow are darkened to reach it too.
 pub const RUN_COLORS: [(u8, u8, u8); 8] = [
-    (0, 114, 178),   // blue
-    (213, 94, 0),    // vermillion
-    (0, 158, 115),   // bluish green
-    (204, 121, 167), // reddish purple
-    (230, 159, 0),   // orange
-    (86, 180, 233),  // sky blue
-    (0, 0, 0),       // black
-    (240, 228, 66),  // yellow
+    (0, 114, 178),   // blue, 5.2:1
+    (213, 94, 0),    // vermillion, 3.9:1
+    (0, 158, 115),   // bluish green, 3.4:1
+    (204, 121, 167), // reddish purple, 3.1:1
+    (0, 0, 0),       // black, 21:1
+    (160, 100, 0),   // orange, darkened
+    (0, 90, 140),    // sky blue, darkened
+    (120, 110, 0),   // yellow, darkened to olive
 ];
 
 /// Each run also gets its own dash pattern (dash, gap in pixels; a zero gap is a solid line),
@@ -271,6 +273,35 @@ mod tests {
         let rel = LineChart::from_histories(Metric::GradRelativeError, [("a", &a[..])]);
         assert!(rel.log_y);
         assert_eq!(rel.series[0].points, vec![(1.0, LOG_FLOOR), (2.0, 1e-7)]);
+    }
+
+    /// WCAG relative luminance and contrast against white.
+    fn contrast_on_white((r, g, b): (u8, u8, u8)) -> f64 {
+        let channel = |c: u8| {
+            let v = f64::from(c) / 255.0;
+            if v <= 0.04045 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let luminance = 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+        1.05 / (luminance + 0.05)
+    }
+
+    #[test]
+    fn every_run_colour_reaches_non_text_contrast_and_has_its_own_dash() {
+        for color in RUN_COLORS {
+            assert!(
+                contrast_on_white(color) >= 3.0,
+                "{color:?}: {:.2}",
+                contrast_on_white(color)
+            );
+        }
+        let mut dashes = RUN_DASHES.to_vec();
+        dashes.sort();
+        dashes.dedup();
+        assert_eq!(dashes.len(), RUN_DASHES.len());
     }
 
     #[test]

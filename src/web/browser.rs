@@ -112,3 +112,93 @@ pub fn offscreen_canvas(
         .unchecked_into::<web_sys::CanvasRenderingContext2d>();
     Ok((canvas, context))
 }
+
+/// Replaces the query string of the address bar without reloading (the Lab's state lives there).
+pub fn replace_query(query: &str) {
+    if let Ok(w) = window() {
+        if let Ok(history) = w.history() {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(query));
+        }
+    }
+}
+
+/// Milliseconds since navigation started.
+pub fn now_ms() -> f64 {
+    window()
+        .ok()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+/// Whether `navigator.gpu` exists; wgpu is only asked for an adapter when it does.
+pub fn has_webgpu() -> bool {
+    window()
+        .ok()
+        .and_then(|w| js_sys::Reflect::get(&w.navigator(), &"gpu".into()).ok())
+        .is_some_and(|gpu| !gpu.is_undefined() && !gpu.is_null())
+}
+
+async fn wait_for(register: impl FnOnce(&web_sys::Window, &js_sys::Function)) {
+    let Ok(w) = window() else { return };
+    let mut register = Some(register);
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        if let Some(register) = register.take() {
+            register(&w, &resolve);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Resolves at the next animation frame: never while the tab is hidden, which is what stops the
+/// frame loop there.
+pub async fn next_frame() {
+    wait_for(|w, resolve| {
+        let _ = w.request_animation_frame(resolve);
+    })
+    .await;
+}
+
+/// Returns at once in a visible tab; in a hidden one, when it becomes visible again.
+pub async fn until_visible() {
+    let Ok(document) = window().and_then(|w| w.document().ok_or_else(String::new)) else {
+        return;
+    };
+    while document.hidden() {
+        let target = document.clone();
+        wait_for(move |_, resolve| {
+            let options = web_sys::AddEventListenerOptions::new();
+            options.set_once(true);
+            let _ = target.add_event_listener_with_callback_and_add_event_listener_options(
+                "visibilitychange",
+                resolve,
+                &options,
+            );
+        })
+        .await;
+    }
+}
+
+/// Lets the browser handle input and paint before work continues (a zero timeout).
+pub async fn yield_now() {
+    wait_for(|w, resolve| {
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(resolve, 0);
+    })
+    .await;
+}
+
+/// Saves `text` as a download named `file_name`.
+pub fn download_text(file_name: &str, mime: &str, text: &str) -> Result<(), String> {
+    let url = format!(
+        "data:{mime};charset=utf-8,{}",
+        String::from(js_sys::encode_uri_component(text))
+    );
+    let document = window()?.document().ok_or("no document")?;
+    let anchor: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|_| "could not create a link".to_string())?
+        .unchecked_into();
+    anchor.set_href(&url);
+    anchor.set_download(file_name);
+    anchor.click();
+    Ok(())
+}

@@ -4,18 +4,55 @@
 mod bench;
 mod browser;
 mod certificate;
+mod i18n;
 mod lab;
 mod quiz;
 mod verify;
 
 use leptos::prelude::*;
 
+use crate::i18n::Msg;
+use crate::lab_state::controls::LabControls;
 use crate::quiz::bank::QuestionBank;
 use crate::route::Route;
+use i18n::{msg, tr};
+
+/// The Lab's options beyond its controls: `engine=cpu` forces the CPU engine and
+/// `simulate=gpu-loss` (for tests) loses the WebGPU device mid-run.
+fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>) -> lab::LabOptions {
+    let (controls, control_notices) = LabControls::from_pairs(pairs);
+    notices.extend(control_notices);
+    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let force_cpu = match get("engine") {
+        None | Some("auto" | "webgpu") => false,
+        Some("cpu") => true,
+        Some(other) => {
+            notices.push(
+                Msg::new("notice-bad-parameter")
+                    .arg("value", other.chars().take(40).collect::<String>())
+                    .arg("parameter", "engine"),
+            );
+            false
+        }
+    };
+    lab::LabOptions {
+        controls,
+        force_cpu,
+        simulate_gpu_loss: get("simulate") == Some("gpu-loss"),
+    }
+}
 
 #[component]
 fn App() -> impl IntoView {
-    let (route, notices) = Route::from_pairs(&browser::query_pairs());
+    let pairs = browser::query_pairs();
+    let (route, route_notices) = Route::from_pairs(&pairs);
+    // On the Lab, the controls report a bad scenario themselves (with every other parameter).
+    let mut notices: Vec<Msg> = route_notices
+        .into_iter()
+        .map(|n| n.0)
+        .filter(|m| !(matches!(route, Route::Lab { .. }) && m.id == "notice-unknown-scenario"))
+        .collect();
+    let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices));
     let bank = QuestionBank::bundled();
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
@@ -30,32 +67,36 @@ fn App() -> impl IntoView {
     };
     let nav = view! {
         <header class="site-header no-print">
-            <p class="brand">"Gradient Accumulation Lab"</p>
-            <nav aria-label="Main">
-                <a href=lab_link.query() aria-current=current(&lab_link)>"Lab"</a>
-                <a href=Route::Quiz.query() aria-current=current(&Route::Quiz)>"Quiz"</a>
-                <a href=verify_link.query() aria-current=current(&verify_link)>"Verify a certificate"</a>
+            <p class="brand">{tr("app-title")}</p>
+            <nav aria-label=tr("nav-main")>
+                <a href=lab_link.query() aria-current=current(&lab_link)>{tr("nav-lab")}</a>
+                <a href=Route::Quiz.query() aria-current=current(&Route::Quiz)>{tr("nav-quiz")}</a>
+                <a href=verify_link.query() aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
         </header>
     };
     let notices = (!notices.is_empty()).then(|| {
-        let items = notices.into_iter().map(|n| view! { <li>{n.0}</li> }).collect_view();
+        let items = notices.into_iter().map(|n| view! { <li>{msg(&n)}</li> }).collect_view();
         view! { <ul class="notice" role="status" data-testid="url-notice">{items}</ul> }
     });
     let page = match (route, bank) {
-        (Route::Lab { scenario }, _) => view! { <lab::LabPage scenario=scenario /> }.into_any(),
+        (Route::Lab { .. }, _) => match options {
+            Some(options) => view! { <lab::LabPage options=options /> }.into_any(),
+            None => ().into_any(),
+        },
         (Route::Verify { id, name }, _) => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
         (Route::Quiz, Ok(bank)) => view! { <quiz::QuizPage bank=bank /> }.into_any(),
         (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
         (Route::Bench, _) => view! { <bench::BenchPage /> }.into_any(),
         (_, Err(e)) => {
-            view! { <p role="alert" class="error">{format!("The quiz could not be loaded: {e}")}</p> }.into_any()
+            let text = msg(&Msg::new("quiz-load-failed").arg("reason", e.to_string()));
+            view! { <p role="alert" class="error">{text}</p> }.into_any()
         }
     };
     view! {
         {nav}
         <main class="page">
-            <h1 class="visually-hidden">"Gradient Accumulation Lab"</h1>
+            <h1 class="visually-hidden">{tr("app-title")}</h1>
             {notices}
             {page}
         </main>
@@ -63,7 +104,7 @@ fn App() -> impl IntoView {
 }
 
 /// Error messages are written as clauses; the UI shows them as sentences.
-fn capitalize(text: &str) -> String {
+pub(crate) fn capitalize(text: &str) -> String {
     let mut chars = text.chars();
     chars
         .next()

@@ -1,0 +1,113 @@
+//! Canvas charts: plotters draws the plain chart data of `plot` onto a `<canvas>`, sized to its
+//! container so that charts stay readable at phone width. Each can be saved as a PNG.
+
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+
+use super::super::browser;
+use super::super::i18n::tr;
+use crate::plot::boundary::{draw_decision_boundary, DecisionBoundary};
+use crate::plot::{draw_line_chart, LineChart};
+
+/// Sets the canvas's pixel size from its container's width (square when `square`).
+fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool) {
+    let width = canvas.parent_element().map_or(600, |p| p.client_width().max(200)) as u32;
+    let height = if square {
+        width
+    } else {
+        (width as f64 * 0.6).clamp(220.0, 340.0) as u32
+    };
+    if canvas.width() != width || canvas.height() != height {
+        canvas.set_width(width);
+        canvas.set_height(height);
+    }
+}
+
+fn draw_chart(canvas: web_sys::HtmlCanvasElement, chart: &LineChart) {
+    fit(&canvas, false);
+    let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+        return;
+    };
+    let root = backend.into_drawing_area();
+    if chart.bounds().is_none() {
+        let _ = root.fill(&WHITE);
+        return;
+    }
+    if let Err(e) = draw_line_chart(&root, chart) {
+        web_sys::console::warn_1(&format!("chart not drawn: {e}").into());
+    }
+}
+
+/// A line chart that redraws whenever `chart` changes or the window is resized.
+#[component]
+pub fn ChartCanvas(
+    chart: Memo<LineChart>,
+    file_name: &'static str,
+    testid: &'static str,
+    resized: ReadSignal<u32>,
+) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    Effect::new(move |_| {
+        resized.track();
+        let chart = chart.get();
+        if let Some(element) = canvas.get() {
+            draw_chart(element, &chart);
+        }
+    });
+    let empty = move || chart.with(|c| c.bounds().is_none());
+    let download = move |_| {
+        if let Some(element) = canvas.get_untracked() {
+            if let Err(e) = browser::download_canvas_png(&element, file_name) {
+                web_sys::console::warn_1(&e.into());
+            }
+        }
+    };
+    let title = move || chart.with(|c| c.title.clone());
+    view! {
+        <figure class="chart" data-testid=testid>
+            <canvas node_ref=canvas role="img" aria-label=title></canvas>
+            <figcaption>
+                <span class="muted" hidden=move || !empty()>{tr("chart-no-data")}</span>
+                <button type="button" class="link-button" on:click=download>
+                    {tr("chart-download-png")}<span class="visually-hidden">": "{title}</span>
+                </button>
+            </figcaption>
+        </figure>
+    }
+}
+
+fn draw_boundary(canvas: web_sys::HtmlCanvasElement, boundary: &DecisionBoundary) {
+    fit(&canvas, true);
+    if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
+        let root = backend.into_drawing_area();
+        if let Err(e) = draw_decision_boundary(&root, boundary) {
+            web_sys::console::warn_1(&format!("boundary not drawn: {e}").into());
+        }
+    }
+}
+
+/// One run's decision boundary.
+#[component]
+pub fn BoundaryCanvas(
+    boundary: Signal<Option<DecisionBoundary>>,
+    label: String,
+    resized: ReadSignal<u32>,
+) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    Effect::new(move |_| {
+        resized.track();
+        boundary.with(|b| {
+            if let (Some(b), Some(element)) = (b, canvas.get()) {
+                draw_boundary(element, b);
+            }
+        });
+    });
+    let aria = crate::i18n::Msg::new("chart-boundary").arg("run", &label);
+    view! {
+        <figure class="boundary">
+            <canvas node_ref=canvas role="img" aria-label=super::super::i18n::msg(&aria)></canvas>
+            <figcaption>{label}</figcaption>
+        </figure>
+    }
+}

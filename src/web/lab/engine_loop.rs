@@ -1,0 +1,273 @@
+//! The one task that owns the engine. It waits for commands while paused and, while playing,
+//! trains `steps per frame` steps per animation frame, so it stops by itself in a hidden tab.
+//! When WebGPU fails it says so once and continues on the CPU engine from the same step.
+
+use futures_channel::mpsc::{TryRecvError, UnboundedReceiver};
+use leptos::prelude::*;
+
+use super::super::browser;
+use super::trainer::{TrainError, Trainer};
+use crate::gpu::context::GpuContext;
+use crate::i18n::Msg;
+use crate::lab_state::session::{LabView, Transport, MAX_LAB_STEPS};
+use crate::plot::boundary::{DecisionBoundary, Grid};
+use crate::sim::lab::LabConfig;
+
+/// Decision boundaries are recomputed at most this often while training (they cost a forward
+/// pass over the grid per run).
+const BOUNDARY_INTERVAL_MS: f64 = 800.0;
+const BOUNDARY_CELLS: usize = 28;
+/// Points drawn over a boundary (every k-th training item).
+const BOUNDARY_POINTS: usize = 240;
+/// With `simulate=gpu-loss`, the device is destroyed after this many steps.
+const SIMULATED_LOSS_AFTER: u64 = 4;
+
+pub enum Command {
+    Reset { config: LabConfig, labels: Vec<String> },
+    Play,
+    Pause,
+    Step,
+}
+
+/// What the badge says about the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineBadge {
+    Preparing,
+    Gpu(String),
+    /// The CPU engine, with why when WebGPU is not used.
+    Cpu(Option<Msg>),
+}
+
+/// The signals the loop writes and the page reads.
+#[derive(Clone, Copy)]
+pub struct LabSignals {
+    pub view: RwSignal<LabView>,
+    pub transport: RwSignal<Transport>,
+    pub engine: RwSignal<EngineBadge>,
+    pub engine_notice: RwSignal<Option<Msg>>,
+    pub boundaries: RwSignal<Vec<Option<DecisionBoundary>>>,
+    pub first_step_ms: RwSignal<Option<f64>>,
+    pub steps_per_frame: RwSignal<u32>,
+}
+
+fn text(reason: impl ToString) -> Msg {
+    Msg::new("status-error").arg("reason", reason.to_string())
+}
+
+/// Sets up WebGPU, or says why the CPU engine is used.
+async fn open_gpu(signals: LabSignals, force_cpu: bool) -> Option<GpuContext> {
+    let reason = if force_cpu {
+        signals
+            .engine
+            .set(EngineBadge::Cpu(Some(Msg::new("engine-forced-cpu"))));
+        return None;
+    } else if !browser::has_webgpu() {
+        Msg::new("engine-no-webgpu")
+    } else {
+        match GpuContext::new().await {
+            Ok(context) => {
+                signals.engine.set(EngineBadge::Gpu(context.adapter_name.clone()));
+                return Some(context);
+            }
+            Err(crate::gpu::GpuError::NoAdapter(_)) => Msg::new("engine-no-adapter"),
+            Err(e) => Msg::new("engine-gpu-error").arg("reason", e.to_string()),
+        }
+    };
+    let reason_text = super::super::i18n::msg(&reason);
+    signals
+        .engine_notice
+        .set(Some(Msg::new("engine-fallback-notice").arg("reason", &reason_text)));
+    signals.engine.set(EngineBadge::Cpu(Some(reason)));
+    None
+}
+
+async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Result<(), TrainError> {
+    let points = trainer.training_points();
+    let stride = (points.len() / BOUNDARY_POINTS).max(1);
+    let shown: Vec<_> = points.iter().step_by(stride).copied().collect();
+    let flat: Vec<f64> = points.iter().flat_map(|p| [p.0, p.1]).collect();
+    let grid = Grid::covering(&flat, BOUNDARY_CELLS);
+    let classes = trainer.classes();
+    let probabilities = trainer.predict_all(&grid.centres()).await?;
+    let boundaries = probabilities
+        .iter()
+        .map(|p| {
+            Some(DecisionBoundary::from_probabilities(
+                String::new(),
+                grid,
+                p,
+                classes,
+                shown.clone(),
+            ))
+        })
+        .collect();
+    signals.boundaries.set(boundaries);
+    let means = trainer.running_means().await?;
+    signals.view.update(|v| {
+        for (run, means) in v.runs.iter_mut().zip(means) {
+            run.running_means = means;
+        }
+    });
+    Ok(())
+}
+
+/// After a GPU failure: the same experiment on the CPU, replayed to the step the GPU reached.
+async fn fall_back(
+    config: &LabConfig,
+    labels: &[String],
+    steps: u64,
+    signals: LabSignals,
+) -> Result<Trainer, TrainError> {
+    let mut trainer = Trainer::build(config, None)?;
+    while trainer.steps_taken() < steps {
+        let chunk = (steps - trainer.steps_taken()).min(5);
+        trainer.advance(chunk).await?;
+    }
+    signals.view.set(trainer.view(labels.to_vec()));
+    Ok(trainer)
+}
+
+pub async fn run(
+    mut commands: UnboundedReceiver<Command>,
+    signals: LabSignals,
+    force_cpu: bool,
+    simulate_gpu_loss: bool,
+) {
+    let mut context = open_gpu(signals, force_cpu).await;
+    let mut trainer: Option<Trainer> = None;
+    let mut current: Option<(LabConfig, Vec<String>)> = None;
+    let (mut playing, mut single_steps) = (false, 0u32);
+    let mut last_boundary_ms = f64::MIN;
+    let mut simulated_loss_done = false;
+    loop {
+        let busy = playing || single_steps > 0;
+        let command = if busy {
+            match commands.try_recv() {
+                Ok(command) => Some(command),
+                Err(TryRecvError::Closed) => return,
+                Err(TryRecvError::Empty) => None,
+            }
+        } else {
+            match commands.recv().await {
+                Ok(command) => Some(command),
+                Err(_) => return,
+            }
+        };
+        match command {
+            Some(Command::Reset { config, labels }) => {
+                playing = false;
+                single_steps = 0;
+                match Trainer::build(&config, context.as_ref()) {
+                    Ok(built) => {
+                        signals.view.set(built.view(labels.clone()));
+                        signals.boundaries.set(Vec::new());
+                        signals.transport.set(Transport::Idle);
+                        let mut built = built;
+                        if let Err(e) = refresh_boundaries(&mut built, signals).await {
+                            web_sys::console::warn_1(&e.to_string().into());
+                        }
+                        trainer = Some(built);
+                        current = Some((config, labels));
+                    }
+                    Err(e) => {
+                        trainer = None;
+                        signals.transport.set(Transport::Failed(text(e)));
+                    }
+                }
+                continue;
+            }
+            Some(Command::Play) => {
+                playing = true;
+                signals.transport.set(Transport::Running);
+            }
+            Some(Command::Pause) => {
+                playing = false;
+                signals.transport.set(Transport::Paused);
+            }
+            Some(Command::Step) => single_steps += 1,
+            None => {}
+        }
+        let (Some(engine), Some((config, labels))) = (trainer.as_mut(), current.as_ref()) else {
+            playing = false;
+            single_steps = 0;
+            continue;
+        };
+        if !(playing || single_steps > 0) {
+            continue;
+        }
+        let remaining = MAX_LAB_STEPS.saturating_sub(engine.steps_taken());
+        let wanted = if playing {
+            u64::from(signals.steps_per_frame.get_untracked().max(1))
+        } else {
+            1
+        };
+        let steps = wanted.min(remaining);
+        if steps == 0 {
+            playing = false;
+            single_steps = 0;
+            signals.transport.set(Transport::Finished);
+            continue;
+        }
+        if simulate_gpu_loss && !simulated_loss_done && engine.is_gpu() && engine.steps_taken() >= SIMULATED_LOSS_AFTER
+        {
+            simulated_loss_done = true;
+            if let Some(context) = &context {
+                context.device.destroy();
+            }
+        }
+        let before = engine.steps_taken();
+        match engine.advance(steps).await {
+            Ok(()) => {}
+            Err(TrainError::Gpu(error)) => {
+                context = None;
+                let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
+                signals.engine.set(EngineBadge::Cpu(Some(reason)));
+                signals
+                    .engine_notice
+                    .set(Some(Msg::new("engine-lost-notice").arg("reason", error.to_string())));
+                match fall_back(config, labels, before, signals).await {
+                    Ok(cpu) => {
+                        trainer = Some(cpu);
+                        continue;
+                    }
+                    Err(e) => {
+                        playing = false;
+                        trainer = None;
+                        signals.transport.set(Transport::Failed(text(e)));
+                        continue;
+                    }
+                }
+            }
+            Err(error) => {
+                playing = false;
+                single_steps = 0;
+                signals.transport.set(Transport::Failed(text(error)));
+                continue;
+            }
+        }
+        signals.view.update(|v| {
+            engine.sync(v);
+        });
+        if signals.first_step_ms.get_untracked().is_none() {
+            signals.first_step_ms.set(Some(browser::now_ms()));
+        }
+        if !playing {
+            single_steps = single_steps.saturating_sub(1);
+            signals.transport.set(Transport::Paused);
+        }
+        let now = browser::now_ms();
+        if !playing || now - last_boundary_ms > BOUNDARY_INTERVAL_MS {
+            last_boundary_ms = now;
+            if let Err(e) = refresh_boundaries(engine, signals).await {
+                web_sys::console::warn_1(&e.to_string().into());
+            }
+        }
+        if engine.steps_taken() >= MAX_LAB_STEPS {
+            playing = false;
+            signals.transport.set(Transport::Finished);
+        }
+        // Training waits while the tab is hidden (animation frames stop there too).
+        browser::next_frame().await;
+        browser::until_visible().await;
+    }
+}

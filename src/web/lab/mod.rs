@@ -1,0 +1,357 @@
+//! The Lab page: scenario presets and the sandbox, trained live side by side. The page owns
+//! signals of plain state (`lab_state`); one async task owns the engine and is driven by
+//! commands, so training never holds a borrow the UI needs and never blocks the page.
+
+mod charts;
+mod controls;
+mod engine_loop;
+mod trainer;
+
+use futures_channel::mpsc;
+use leptos::prelude::*;
+
+use super::browser;
+use super::i18n::{msg, tr};
+use crate::i18n::Msg;
+use crate::lab_state::controls::{Control, LabControls};
+use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS};
+use crate::lab_state::texts;
+use crate::plot::boundary::DecisionBoundary;
+use crate::plot::{LineChart, Metric};
+use charts::{BoundaryCanvas, ChartCanvas};
+use controls::ControlsPanel;
+use engine_loop::{Command, EngineBadge, LabSignals};
+
+/// How the Lab page was asked to run, from the URL.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    pub controls: LabControls,
+    pub force_cpu: bool,
+    /// Test hook: lose the WebGPU device after a few steps, to exercise the CPU fallback.
+    pub simulate_gpu_loss: bool,
+}
+
+fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
+    chart.title = tr(match metric {
+        Metric::TrainLoss => "chart-loss",
+        Metric::GradRelativeError => "chart-grad-error",
+        Metric::GradNorm => "chart-grad-norm",
+        Metric::TestAccuracy => "chart-accuracy",
+    });
+    chart.x_label = tr("chart-step");
+    chart.y_label = if metric.log_scale() {
+        tr("chart-error-floor")
+    } else {
+        chart.title.clone()
+    };
+    chart
+}
+
+/// The run's colour and dash pattern, as its curves are drawn.
+fn run_swatch(style: usize) -> impl IntoView {
+    let (r, g, b) = crate::plot::RUN_COLORS[style % crate::plot::RUN_COLORS.len()];
+    let (dash, gap) = crate::plot::RUN_DASHES[style % crate::plot::RUN_DASHES.len()];
+    let dasharray = if gap == 0 {
+        "none".to_string()
+    } else {
+        format!("{dash} {gap}")
+    };
+    view! {
+        <svg class="swatch" width="32" height="10" viewBox="0 0 32 10" aria-hidden="true">
+            <line x1="0" y1="5" x2="32" y2="5" stroke=format!("rgb({r},{g},{b})") stroke-width="3"
+                stroke-dasharray=dasharray />
+        </svg>
+    }
+}
+
+#[component]
+fn EngineBadgeView(engine: RwSignal<EngineBadge>) -> impl IntoView {
+    let text = move || {
+        engine.with(|e| match e {
+            EngineBadge::Preparing => tr("status-preparing"),
+            EngineBadge::Gpu(adapter) => msg(&Msg::new("engine-webgpu").arg("adapter", adapter)),
+            EngineBadge::Cpu(None) => tr("engine-cpu"),
+            EngineBadge::Cpu(Some(reason)) => msg(&Msg::new("engine-cpu-fallback").arg("reason", msg(reason))),
+        })
+    };
+    let kind = move || {
+        engine.with(|e| match e {
+            EngineBadge::Preparing => "preparing",
+            EngineBadge::Gpu(_) => "webgpu",
+            EngineBadge::Cpu(_) => "cpu",
+        })
+    };
+    view! {
+        <p class="engine-badge" data-testid="engine-badge" data-engine=kind>
+            <span class="badge-label">{tr("engine-label")}": "</span>{text}
+        </p>
+    }
+}
+
+#[component]
+fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
+    let rows = move || view.with(LabView::rows);
+    let agreement = move || view.with(LabView::scaled_agreement).map(|m| msg(&m));
+    let body = move || {
+        rows()
+            .into_iter()
+            .map(|r| {
+                let run = r.label.clone();
+                view! {
+                    <tr data-run=run data-loss=format!("{:e}", r.exact_loss)
+                        data-grad-error=r.exact_grad_error.map(|e| format!("{e:e}"))>
+                        <th scope="row">{run_swatch(r.style)}{r.label}</th>
+                        <td class="num">{r.loss}</td>
+                        <td class="num">{r.grad_error.unwrap_or_else(|| tr("results-none"))}</td>
+                        <td class="num">{r.cosine.unwrap_or_else(|| tr("results-none"))}</td>
+                        <td class="num">{r.grad_norm}</td>
+                        <td class="num">{r.accuracy.unwrap_or_else(|| tr("results-none"))}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    let steps = move || view.with(|v| v.steps);
+    view! {
+        <section class="results" aria-labelledby="results-title">
+            <h3 id="results-title">{move || msg(&Msg::new("results-title").arg("step", steps()))}</h3>
+            <p class="muted" hidden=move || steps() != 0>{tr("results-empty")}</p>
+            <div class="table-scroll" tabindex="0" role="region" aria-labelledby="results-title">
+                <table data-testid="results-table">
+                    <thead><tr>
+                        <th scope="col">{tr("results-run")}</th>
+                        <th scope="col">{tr("results-loss")}</th>
+                        <th scope="col">{tr("results-grad-error")}</th>
+                        <th scope="col">{tr("results-cosine")}</th>
+                        <th scope="col">{tr("results-grad-norm")}</th>
+                        <th scope="col">{tr("results-accuracy")}</th>
+                    </tr></thead>
+                    <tbody>{body}</tbody>
+                </table>
+            </div>
+            <p class="agreement" data-testid="agreement">{agreement}</p>
+        </section>
+    }
+}
+
+#[component]
+fn RunningStats(view: RwSignal<LabView>) -> impl IntoView {
+    let lines = move || view.with(LabView::running_stats);
+    view! {
+        <section class="running-stats" hidden=move || lines().is_empty() data-testid="running-stats">
+            <h3>{tr("running-stats-title")}</h3>
+            <ul>{move || lines().into_iter().map(|m| view! { <li>{msg(&m)}</li> }).collect_view()}</ul>
+        </section>
+    }
+}
+
+#[component]
+fn MemoryBars(view: RwSignal<LabView>) -> impl IntoView {
+    let from_gpu = move || view.with(|v| v.runs.first().is_some_and(|r| r.bytes_from_gpu));
+    let bars = move || {
+        view.with(LabView::memory_bars)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (label, bytes, fraction))| {
+                let (r, g, b) = crate::plot::RUN_COLORS[i % crate::plot::RUN_COLORS.len()];
+                let bar_style = format!(
+                    "width: {:.1}%; background: rgb({r},{g},{b})",
+                    (fraction * 100.0).max(1.0)
+                );
+                let text = msg(&Msg::new("memory-bar")
+                    .arg("run", &label)
+                    .arg("bytes", format_bytes(bytes)));
+                view! {
+                    <li data-bytes=bytes.to_string()>
+                        <span class="bar-label">{text}</span>
+                        <span class="bar" style=bar_style aria-hidden="true"></span>
+                    </li>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <section class="memory" aria-labelledby="memory-title" data-testid="memory-bars">
+            <h3 id="memory-title">{tr("memory-title")}</h3>
+            <p class="muted">{move || if from_gpu() { tr("memory-gpu-source") } else { tr("memory-model-source") }}</p>
+            <ul class="bars">{bars}</ul>
+        </section>
+    }
+}
+
+#[component]
+pub fn LabPage(options: LabOptions) -> impl IntoView {
+    let controls = RwSignal::new(options.controls.clone());
+    let typo = RwSignal::new(None::<(Control, Msg)>);
+    let signals = LabSignals {
+        view: RwSignal::new(LabView::default()),
+        transport: RwSignal::new(Transport::Preparing),
+        engine: RwSignal::new(EngineBadge::Preparing),
+        engine_notice: RwSignal::new(None),
+        boundaries: RwSignal::new(Vec::<Option<DecisionBoundary>>::new()),
+        first_step_ms: RwSignal::new(None),
+        steps_per_frame: RwSignal::new(options.controls.steps_per_frame),
+    };
+    let (resized, set_resized) = signal(0u32);
+    let _ = window_event_listener(leptos::ev::resize, move |_| set_resized.update(|n| *n += 1));
+
+    let (sender, receiver) = mpsc::unbounded::<Command>();
+    let sender = StoredValue::new(sender);
+    let send = move |command: Command| {
+        sender.with_value(|s| {
+            let _ = s.unbounded_send(command);
+        });
+    };
+    leptos::task::spawn_local(engine_loop::run(
+        receiver,
+        signals,
+        options.force_cpu,
+        options.simulate_gpu_loss,
+    ));
+
+    let valid = move || typo.with(Option::is_none) && controls.with(|c| c.validate().is_empty());
+    let config = Memo::new(move |_| controls.with(|c| c.validate().is_empty().then(|| c.lab_config())));
+    // The address bar always reproduces the experiment on the page.
+    Effect::new(move |_| {
+        let query = controls.with(LabControls::to_query);
+        browser::replace_query(&query);
+        signals.steps_per_frame.set(controls.with(|c| c.steps_per_frame));
+    });
+    // A new experiment (or new settings) restarts training from step 0.
+    Effect::new(move |_| {
+        if let Some(config) = config.get() {
+            let experiment = controls.with_untracked(|c| c.scenario.clone());
+            let labels = texts::run_labels(&experiment, &config).iter().map(msg).collect();
+            send(Command::Reset { config, labels });
+        }
+    });
+
+    let experiment = move || controls.with(|c| c.scenario.clone());
+    let menu = texts::experiment_ids()
+        .into_iter()
+        .map(|id| {
+            let href = LabControls {
+                scenario: id.to_string(),
+                ..options.controls.clone()
+            }
+            .to_query();
+            view! {
+                <li><a href=href aria-current=move || (experiment() == id).then_some("page")
+                    data-scenario=id
+                    on:click=move |ev| {
+                        ev.prevent_default();
+                        typo.set(None);
+                        controls.update(|c| c.scenario = id.to_string());
+                    }>{msg(&texts::title(id))}</a></li>
+            }
+        })
+        .collect_view();
+
+    let transport = signals.transport;
+    let running = move || transport.with(|t| *t == Transport::Running);
+    let can_train = move || valid() && transport.with(Transport::can_step);
+    let play_pause = move |_| {
+        if running() {
+            send(Command::Pause);
+        } else {
+            send(Command::Play);
+        }
+    };
+    let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps))));
+    let steps = move || signals.view.with(|v| v.steps);
+
+    let chart = |metric: Metric| {
+        let view = signals.view;
+        Memo::new(move |_| view.with(|v| localized(v.chart(metric), metric)))
+    };
+    let loss_chart = chart(Metric::TrainLoss);
+    let error_chart = chart(Metric::GradRelativeError);
+    let norm_chart = chart(Metric::GradNorm);
+    let accuracy_chart = chart(Metric::TestAccuracy);
+
+    let boundaries = move || {
+        let labels = signals
+            .view
+            .with(|v| v.runs.iter().map(|r| r.label.clone()).collect::<Vec<_>>());
+        labels
+            .into_iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let boundary = Signal::derive(move || signals.boundaries.with(|b| b.get(i).cloned().flatten()));
+                view! { <BoundaryCanvas boundary=boundary label=label resized=resized /> }
+            })
+            .collect_view()
+    };
+    let download_csv = move |_| {
+        let csv = signals.view.with(LabView::csv);
+        let name = format!(
+            "gradlab-{}-metrics.csv",
+            controls.with_untracked(|c| c.scenario.clone())
+        );
+        if let Err(e) = browser::download_text(&name, "text/csv", &csv) {
+            web_sys::console::warn_1(&e.into());
+        }
+    };
+    let copy_to_sandbox = Callback::new(move |()| {
+        controls.update(|c| *c = c.sandbox_from(&c.lab_config()));
+    });
+    let is_memory = move || experiment() == "memory";
+    let first_step = move || signals.first_step_ms.get().map(|ms| format!("{ms:.0}"));
+
+    view! {
+        <section class="lab" data-testid="lab" data-first-step-ms=first_step data-steps=steps>
+            <nav aria-label=tr("scenarios-nav")><ul class="scenario-menu">{menu}</ul></nav>
+            <header class="experiment">
+                <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
+                <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
+                <p class="notice-line">{move || msg(&texts::what_to_notice(&experiment()))}</p>
+            </header>
+            <EngineBadgeView engine=signals.engine />
+            <p class="notice" role="status" data-testid="engine-notice"
+                hidden=move || signals.engine_notice.with(Option::is_none)>
+                {move || signals.engine_notice.get().map(|m| msg(&m))}
+            </p>
+            <div class="transport" role="group" aria-label=tr("transport-label")>
+                <button type="button" class="primary" data-testid="play" on:click=play_pause
+                    disabled=move || !can_train()>
+                    {move || if running() { tr("button-pause") } else { tr("button-play") }}
+                </button>
+                <button type="button" data-testid="step" on:click=move |_| send(Command::Step)
+                    disabled=move || !can_train() || running()>{tr("button-step")}</button>
+                <button type="button" data-testid="reset" disabled=move || !valid()
+                    on:click=move |_| {
+                        if let Some(config) = config.get_untracked() {
+                            let labels = texts::run_labels(&controls.with_untracked(|c| c.scenario.clone()), &config)
+                                .iter().map(msg).collect();
+                            send(Command::Reset { config, labels });
+                        }
+                    }>{tr("button-reset")}</button>
+                <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
+            </div>
+            <p class="status" role="status" aria-live="polite" data-testid="status">{status}</p>
+            <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
+            <div class="lab-grid">
+                <div class="lab-main">
+                    <ResultsTable view=signals.view />
+                    <RunningStats view=signals.view />
+                    <div hidden=move || !is_memory()><MemoryBars view=signals.view /></div>
+                    <div class="charts">
+                        <ChartCanvas chart=loss_chart file_name="gradlab-loss.png" testid="chart-loss" resized=resized />
+                        <ChartCanvas chart=error_chart file_name="gradlab-gradient-error.png" testid="chart-grad-error" resized=resized />
+                        <ChartCanvas chart=norm_chart file_name="gradlab-gradient-norm.png" testid="chart-grad-norm" resized=resized />
+                        <ChartCanvas chart=accuracy_chart file_name="gradlab-accuracy.png" testid="chart-accuracy" resized=resized />
+                    </div>
+                    <p><button type="button" data-testid="download-csv" on:click=download_csv
+                        disabled=move || steps() == 0>{tr("download-csv")}</button></p>
+                    <section class="boundaries" aria-labelledby="boundaries-title">
+                        <h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", steps()))}</h3>
+                        <div class="boundary-grid" data-testid="boundaries">{boundaries}</div>
+                    </section>
+                </div>
+                <aside class="lab-side">
+                    <ControlsPanel controls=controls typo=typo copy_to_sandbox=copy_to_sandbox />
+                </aside>
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,166 @@
+//! The engine behind the Lab page: the GPU lab when WebGPU works, the CPU reference (f32, the
+//! GPU's precision) otherwise. Everything here is async and yields to the browser; nothing blocks.
+
+use crate::gpu::context::GpuContext;
+use crate::gpu::lab::GpuLab;
+use crate::gpu::GpuError;
+use crate::lab_state::session::LabView;
+use crate::sim::backend::TrainingBackend;
+use crate::sim::lab::{CpuLab, Lab, LabConfig};
+use crate::sim::SimError;
+
+use super::super::browser;
+
+/// CPU work runs in slices of about this many milliseconds between yields to the browser.
+const CPU_SLICE_MS: f64 = 12.0;
+
+pub enum Trainer {
+    Gpu(GpuLab),
+    Cpu(CpuLab<f32>),
+}
+
+/// Why a step failed: the GPU (the page falls back to the CPU) or the experiment itself.
+#[derive(Debug)]
+pub enum TrainError {
+    Gpu(GpuError),
+    Sim(SimError),
+}
+
+impl std::fmt::Display for TrainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrainError::Gpu(e) => write!(f, "{e}"),
+            TrainError::Sim(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl Trainer {
+    /// The GPU lab when a context is given and builds; otherwise the CPU lab.
+    pub fn build(config: &LabConfig, context: Option<&GpuContext>) -> Result<Self, TrainError> {
+        if let Some(context) = context {
+            return match GpuLab::new(context, config.clone()) {
+                Ok(lab) => Ok(Trainer::Gpu(lab)),
+                Err(crate::gpu::lab::GpuLabError::Gpu(e)) => Err(TrainError::Gpu(e)),
+                Err(crate::gpu::lab::GpuLabError::Config(e)) => Err(TrainError::Sim(e)),
+            };
+        }
+        CpuLab::<f32>::cpu(config.clone())
+            .map(Trainer::Cpu)
+            .map_err(TrainError::Sim)
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Trainer::Gpu(_))
+    }
+
+    pub fn steps_taken(&self) -> u64 {
+        match self {
+            Trainer::Gpu(g) => g.lab().steps_taken(),
+            Trainer::Cpu(c) => c.steps_taken(),
+        }
+    }
+
+    pub fn view(&self, labels: Vec<String>) -> LabView {
+        match self {
+            Trainer::Gpu(g) => LabView::new(g.lab(), labels, g.activation_bytes(), true),
+            Trainer::Cpu(c) => LabView::new(c, labels, Vec::new(), false),
+        }
+    }
+
+    pub fn sync(&self, view: &mut LabView) -> u64 {
+        match self {
+            Trainer::Gpu(g) => view.sync(g.lab()),
+            Trainer::Cpu(c) => view.sync(c),
+        }
+    }
+
+    pub fn training_points(&self) -> Vec<(f64, f64, usize)> {
+        fn points<B>(lab: &Lab<B>) -> Vec<(f64, f64, usize)> {
+            let train = &lab.dataset().train;
+            train
+                .inputs
+                .chunks_exact(2)
+                .zip(&train.labels)
+                .map(|(p, &label)| (p[0], p[1], label as usize))
+                .collect()
+        }
+        match self {
+            Trainer::Gpu(g) => points(g.lab()),
+            Trainer::Cpu(c) => points(c),
+        }
+    }
+
+    pub fn classes(&self) -> usize {
+        match self {
+            Trainer::Gpu(g) => g.lab().dataset().classes,
+            Trainer::Cpu(c) => c.dataset().classes,
+        }
+    }
+
+    /// `steps` optimizer steps of every run.
+    pub async fn advance(&mut self, steps: u64) -> Result<(), TrainError> {
+        match self {
+            Trainer::Gpu(g) => g.advance(steps).await.map_err(TrainError::Gpu),
+            Trainer::Cpu(c) => {
+                let mut slice_start = browser::now_ms();
+                for _ in 0..steps {
+                    c.step().map_err(TrainError::Sim)?;
+                    if browser::now_ms() - slice_start > CPU_SLICE_MS {
+                        browser::yield_now().await;
+                        slice_start = browser::now_ms();
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Class probabilities of every run at `points`.
+    pub async fn predict_all(&mut self, points: &[f64]) -> Result<Vec<Vec<f64>>, TrainError> {
+        let mut out = Vec::new();
+        match self {
+            Trainer::Gpu(g) => {
+                for run in 0..g.lab().runs().len() {
+                    out.push(g.predict(run, points).await.map_err(TrainError::Gpu)?);
+                }
+            }
+            Trainer::Cpu(c) => {
+                for run in c.runs_mut() {
+                    out.push(run.backend.predict(points).map_err(TrainError::Sim)?);
+                    browser::yield_now().await;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The first running means of each BatchNorm run (`None` for runs without BatchNorm).
+    pub async fn running_means(&self) -> Result<Vec<Option<Vec<f64>>>, TrainError> {
+        let mut out = Vec::new();
+        match self {
+            Trainer::Gpu(g) => {
+                for (i, run) in g.lab().runs().iter().enumerate() {
+                    out.push(if run.layout.buffer_count > 0 {
+                        Some(g.buffers(i).await.map_err(TrainError::Gpu)?)
+                    } else {
+                        None
+                    });
+                }
+            }
+            Trainer::Cpu(c) => {
+                for run in c.runs() {
+                    out.push(if run.layout.buffer_count > 0 {
+                        Some(run.backend.buffers().map_err(TrainError::Sim)?)
+                    } else {
+                        None
+                    });
+                }
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|b| b.map(|values| values.into_iter().take(3).collect()))
+            .collect())
+    }
+}
