@@ -132,7 +132,7 @@ running-stats-updates = { $run }: { $updates } updates in { $steps } steps ({ $p
 
 ## Charts
 chart-loss = Training loss
-chart-grad-error = Gradient relative error vs full batch (log scale)
+chart-grad-error = Gradient error vs full batch (log scale)
 chart-grad-norm = Gradient norm
 chart-accuracy = Test accuracy
 chart-step = optimizer step

@@ -96,6 +96,36 @@ impl Metric {
     }
 }
 
+/// How the legend under a chart is laid out: columns, rows and its height in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegendLayout {
+    pub columns: u32,
+    pub rows: u32,
+    pub height: u32,
+}
+
+pub const LEGEND_ROW_HEIGHT: u32 = 18;
+
+impl LegendLayout {
+    /// Entries in as many columns as fit `width` (about 180 px each), under the plot so that
+    /// they never hide a curve, at phone width too.
+    pub fn for_width(width: u32, entries: usize) -> Self {
+        let columns = (width / 180).clamp(1, 4).min(entries.max(1) as u32);
+        let rows = (entries as u32).div_ceil(columns);
+        Self {
+            columns,
+            rows,
+            height: if entries == 0 { 0 } else { rows * LEGEND_ROW_HEIGHT + 8 },
+        }
+    }
+}
+
+/// Caption size that keeps a title of `chars` characters inside `width` pixels.
+pub fn caption_size(width: u32, chars: usize) -> u32 {
+    let fits = (f64::from(width) * 1.8 / chars.max(1) as f64) as u32;
+    fits.clamp(11, 20)
+}
+
 /// Smallest value drawn on a log axis; exact zeros (identical gradients) sit on this floor.
 pub const LOG_FLOOR: f64 = 1e-12;
 
@@ -151,8 +181,10 @@ impl LineChart {
             x1 = x0 + 1.0;
         }
         if self.log_y {
+            // At least six decades, so that curves at the floor (exact zeros) read as "far below
+            // anything visible" rather than filling the chart.
             y0 = y0.max(LOG_FLOOR) / 2.0;
-            y1 = (y1.max(y0 * 4.0)) * 2.0;
+            y1 = y1.max(y0 * 4.0).max(1e-6) * 2.0;
         } else {
             let pad = ((y1 - y0) * 0.05).max(1e-9);
             y0 -= pad;
@@ -176,24 +208,56 @@ where
     Y: Ranged<ValueType = f64>,
     DB::ErrorType: 'static,
 {
-    let color = run_color(series.style);
-    let style = ShapeStyle {
-        color: color.to_rgba(),
+    let style = line_style(series.style);
+    let (dash, gap) = RUN_DASHES[series.style % RUN_DASHES.len()];
+    if gap == 0 {
+        chart.draw_series(LineSeries::new(series.points.iter().copied(), style))?;
+    } else {
+        chart.draw_series(DashedLineSeries::new(series.points.iter().copied(), dash, gap, style))?;
+    }
+    Ok(())
+}
+
+fn line_style(style: usize) -> ShapeStyle {
+    ShapeStyle {
+        color: run_color(style).to_rgba(),
         filled: false,
         stroke_width: 2,
-    };
-    let (dash, gap) = RUN_DASHES[series.style % RUN_DASHES.len()];
-    let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
-    if gap == 0 {
-        chart
-            .draw_series(LineSeries::new(series.points.iter().copied(), style))?
-            .label(series.label.as_str())
-            .legend(legend);
-    } else {
-        chart
-            .draw_series(DashedLineSeries::new(series.points.iter().copied(), dash, gap, style))?
-            .label(series.label.as_str())
-            .legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + 24, y)], dash.min(6), gap.min(4), style));
+    }
+}
+
+/// The legend under the plot: each run's line sample (colour and dash) and label.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+    layout: LegendLayout,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    if layout.height == 0 {
+        return Ok(());
+    }
+    let (width, _) = area.dim_in_pixel();
+    let column_width = (width / layout.columns) as i32;
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    for (i, series) in chart.series.iter().enumerate() {
+        let (column, row) = (i as u32 % layout.columns, i as u32 / layout.columns);
+        let x = 12 + column as i32 * column_width;
+        let y = 4 + (row * LEGEND_ROW_HEIGHT) as i32 + LEGEND_ROW_HEIGHT as i32 / 2;
+        let style = line_style(series.style);
+        let (dash, gap) = RUN_DASHES[series.style % RUN_DASHES.len()];
+        if gap == 0 {
+            area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?;
+        } else {
+            area.draw(&DashedPathElement::new(
+                vec![(x, y), (x + 28, y)],
+                dash.min(8),
+                gap.min(5),
+                style,
+            ))?;
+        }
+        area.draw(&Text::new(series.label.clone(), (x + 34, y - 7), font.clone()))?;
     }
     Ok(())
 }
@@ -205,9 +269,15 @@ where
 {
     area.fill(&WHITE)?;
     let ((x0, x1), (y0, y1)) = chart.bounds().ok_or(PlotError::Empty("no finite points"))?;
-    let mut builder = ChartBuilder::on(area);
+    let (width, height) = area.dim_in_pixel();
+    let legend = LegendLayout::for_width(width, chart.series.len());
+    let (plot_area, legend_area) = area.split_vertically(height.saturating_sub(legend.height));
+    let mut builder = ChartBuilder::on(&plot_area);
     builder
-        .caption(&chart.title, ("sans-serif", 20))
+        .caption(
+            &chart.title,
+            ("sans-serif", caption_size(width, chart.title.chars().count())),
+        )
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(64);
@@ -223,10 +293,6 @@ where
         for series in &chart.series {
             draw_series(&mut ctx, series)?;
         }
-        ctx.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
     } else {
         let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
         ctx.configure_mesh()
@@ -237,11 +303,8 @@ where
         for series in &chart.series {
             draw_series(&mut ctx, series)?;
         }
-        ctx.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
     }
+    draw_legend(&legend_area, chart, legend)?;
     area.present()?;
     Ok(())
 }
@@ -302,6 +365,24 @@ mod tests {
         dashes.sort();
         dashes.dedup();
         assert_eq!(dashes.len(), RUN_DASHES.len());
+    }
+
+    #[test]
+    fn the_legend_fits_its_width_and_the_caption_shrinks() {
+        assert_eq!(
+            LegendLayout::for_width(900, 6),
+            LegendLayout {
+                columns: 4,
+                rows: 2,
+                height: 2 * LEGEND_ROW_HEIGHT + 8
+            }
+        );
+        assert_eq!(LegendLayout::for_width(360, 6).columns, 2);
+        assert_eq!(LegendLayout::for_width(150, 3).columns, 1);
+        assert_eq!(LegendLayout::for_width(900, 2).columns, 2);
+        assert_eq!(LegendLayout::for_width(900, 0).height, 0);
+        assert_eq!(caption_size(900, 20), 20);
+        assert!(caption_size(360, 48) < 14);
     }
 
     #[test]

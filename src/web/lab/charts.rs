@@ -8,15 +8,16 @@ use plotters_canvas::CanvasBackend;
 use super::super::browser;
 use super::super::i18n::tr;
 use crate::plot::boundary::{draw_decision_boundary, DecisionBoundary};
-use crate::plot::{draw_line_chart, LineChart};
+use crate::plot::{draw_line_chart, LegendLayout, LineChart};
 
-/// Sets the canvas's pixel size from its container's width (square when `square`).
-fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool) {
+/// Sets the canvas's pixel size from its container's width: square for boundaries; for line
+/// charts the plot's height plus the legend's rows under it.
+fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool, legend_entries: usize) {
     let width = canvas.parent_element().map_or(600, |p| p.client_width().max(200)) as u32;
     let height = if square {
         width
     } else {
-        (width as f64 * 0.6).clamp(220.0, 340.0) as u32
+        (width as f64 * 0.55).clamp(200.0, 320.0) as u32 + LegendLayout::for_width(width, legend_entries).height
     };
     if canvas.width() != width || canvas.height() != height {
         canvas.set_width(width);
@@ -25,7 +26,7 @@ fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool) {
 }
 
 fn draw_chart(canvas: web_sys::HtmlCanvasElement, chart: &LineChart) {
-    fit(&canvas, false);
+    fit(&canvas, false, chart.series.len());
     let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
         return;
     };
@@ -78,7 +79,7 @@ pub fn ChartCanvas(
 }
 
 fn draw_boundary(canvas: web_sys::HtmlCanvasElement, boundary: &DecisionBoundary) {
-    fit(&canvas, true);
+    fit(&canvas, true, 0);
     if let Some(backend) = CanvasBackend::with_canvas_object(canvas) {
         let root = backend.into_drawing_area();
         if let Err(e) = draw_decision_boundary(&root, boundary) {

@@ -51,7 +51,16 @@ fn Field(control: Control, controls: RwSignal<LabControls>, typo: RwSignal<Optio
             .map(|m| crate::web::capitalize(&msg(&m)))
     };
     let disabled = move || controls.with(|c| !c.is_editable(control));
-    let value = move || controls.with(|c| c.text_of(control));
+    // A preset's fixed fields show the preset's own values (its first run's, where runs differ).
+    let value = move || {
+        controls.with(|c| {
+            if c.is_editable(control) {
+                c.text_of(control)
+            } else {
+                c.sandbox_from(&c.lab_config()).text_of(control)
+            }
+        })
+    };
     let set = move |text: String| match controls.with_untracked(|c| c.with_text(control, &text)) {
         Ok(next) => {
             typo.set(None);

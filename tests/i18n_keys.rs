@@ -1,0 +1,98 @@
+//! Every message id the code uses exists in every language, and the languages define the same
+//! ids. Ids written literally (`tr("...")`, `Msg::new("...")`) are found in the sources; ids
+//! built from data (scenarios, run labels, options) are checked by the unit tests beside them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly")]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use gradlab::i18n::{message_ids, Language, Localizer};
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Literal ids after `tr("` and `Msg::new("` in the sources.
+fn literal_ids() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path(), &mut files);
+    let mut ids = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for marker in ["tr(\"", "Msg::new(\""] {
+            for (start, _) in text.match_indices(marker) {
+                let rest = &text[start + marker.len()..];
+                let id: String = rest.chars().take_while(|c| *c != '"').collect();
+                if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                    ids.insert(id);
+                }
+            }
+        }
+    }
+    ids
+}
+
+#[test]
+fn every_id_used_in_the_code_exists_in_every_language() {
+    let used = literal_ids();
+    assert!(
+        used.len() > 60,
+        "found only {} ids: is the scan still right?",
+        used.len()
+    );
+    for language in Language::ALL {
+        let localizer = Localizer::new(language).unwrap();
+        let missing: Vec<_> = used
+            .iter()
+            .filter(|id| !localizer.has(id) && *id != "no-such-message")
+            .collect();
+        assert!(missing.is_empty(), "missing in {}: {missing:?}", language.tag());
+    }
+}
+
+#[test]
+fn every_language_defines_the_same_ids() {
+    let reference: BTreeSet<String> = message_ids(Language::English.source()).into_iter().collect();
+    for language in Language::ALL {
+        let ids: BTreeSet<String> = message_ids(language.source()).into_iter().collect();
+        let missing: Vec<_> = reference.difference(&ids).collect();
+        let extra: Vec<_> = ids.difference(&reference).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{}: missing {missing:?}, extra {extra:?}",
+            language.tag()
+        );
+    }
+}
+
+#[test]
+fn option_labels_exist_for_every_choice() {
+    use gradlab::lab_state::controls::{activation_id, NormChoice, OptimizerChoice};
+    use gradlab::sim::data::DatasetKind;
+    use gradlab::sim::model::Activation;
+    let en = Localizer::english();
+    let mut ids: Vec<String> = DatasetKind::ALL.iter().map(|d| format!("dataset-{}", d.id())).collect();
+    ids.extend(
+        Activation::ALL
+            .iter()
+            .map(|a| format!("activation-{}", activation_id(*a))),
+    );
+    ids.extend(NormChoice::ALL.iter().map(|n| format!("norm-{}", n.id())));
+    ids.extend(OptimizerChoice::ALL.iter().map(|o| format!("optimizer-{}", o.id())));
+    ids.extend(
+        gradlab::lab_state::controls::Control::ALL
+            .iter()
+            .map(|c| format!("control-{}-label", c.key())),
+    );
+    for id in ids {
+        assert!(en.has(&id), "missing {id}");
+    }
+}
