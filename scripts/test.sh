@@ -17,11 +17,11 @@ cargo fmt --all -- --check
 say "clippy (native)"
 cargo clippy --all-targets --locked -- -D warnings
 say "clippy (wasm32)"
-cargo clippy --target wasm32-unknown-unknown --lib --bin gradlab-web --test browser_webgpu --locked -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib --bin gradlab-web --test browser_webgpu --test browser_components --locked -- -D warnings
 say "cargo test"
 cargo test --locked
 say "in-browser tests (wasm32, WebGPU in headless Chromium)"
-CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser_webgpu --locked
+CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser_webgpu --test browser_components --locked
 say "release web build"
 trunk build --release
 say "end-to-end tests (headless Chromium)"

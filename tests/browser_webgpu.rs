@@ -67,3 +67,35 @@ async fn webgpu_training_steps_match_the_cpu_engine() {
         assert!(error < 1e-5, "{}: parameters off by {error:e}", run.label);
     }
 }
+
+/// The async driver the Lab page uses: several steps per submission, one readback per run,
+/// never blocking the page; the same losses as the CPU engine in the same page.
+#[wasm_bindgen_test]
+async fn the_gpu_lab_trains_without_blocking_and_matches_the_cpu() {
+    use gradlab::gpu::lab::GpuLab;
+    let context = GpuContext::new()
+        .await
+        .expect("WebGPU adapter (run Chromium with --enable-unsafe-webgpu)");
+    let config = Scenario::by_id("scaling").unwrap().config;
+    let mut gpu = GpuLab::new(&context, config.clone()).unwrap();
+    gpu.advance(3).await.unwrap();
+    gpu.advance(2).await.unwrap();
+    let mut cpu = CpuLab::<f32>::cpu(config).unwrap();
+    cpu.run(5, |_| {}).unwrap();
+    for (g, c) in gpu.lab().runs().iter().zip(cpu.runs()) {
+        assert_eq!(g.history.len(), 5);
+        for (a, b) in g.history.iter().zip(&c.history) {
+            let error = (a.train_loss - b.train_loss).abs() / b.train_loss.abs();
+            assert!(
+                error < 1e-5,
+                "{} step {}: {} vs {}",
+                g.spec.label,
+                a.step,
+                a.train_loss,
+                b.train_loss
+            );
+        }
+    }
+    let probabilities = gpu.predict(0, &[0.0, 0.0]).await.unwrap();
+    assert_eq!(probabilities.len(), 3);
+}

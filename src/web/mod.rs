@@ -112,6 +112,12 @@ pub(crate) fn capitalize(text: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Components, exposed for the in-browser component tests.
+pub mod components {
+    pub use super::lab::charts::ChartCanvas;
+    pub use super::lab::controls::ControlsPanel;
+}
+
 /// Mounts the app on `<body>`.
 pub fn start() {
     console_error_panic_hook::set_once();

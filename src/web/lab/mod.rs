@@ -2,8 +2,8 @@
 //! signals of plain state (`lab_state`); one async task owns the engine and is driven by
 //! commands, so training never holds a borrow the UI needs and never blocks the page.
 
-mod charts;
-mod controls;
+pub(crate) mod charts;
+pub(crate) mod controls;
 mod engine_loop;
 mod trainer;
 
