@@ -71,7 +71,7 @@ control-error-not-divisible = B = { $batch } is not divisible by N = { $n }: mic
 control-error-batchnorm-micro = BatchNorm needs at least 2 examples per micro-batch
 control-error-steps-per-frame = choose { $low } to { $high } steps per frame
 control-error-number = enter a number
-controls-invalid = Fix the settings marked above to start a run.
+controls-invalid = Fix the settings marked in red under Settings to start a run.
 dataset-spiral = spiral
 dataset-two_moons = two moons
 dataset-circles = circles
