@@ -134,6 +134,7 @@ running-stats-updates = { $run }: { $updates } updates in { $steps } steps ({ $p
 chart-loss = Training loss
 chart-grad-error = Gradient error vs full batch (log scale)
 chart-grad-norm = Gradient norm
+chart-cosine = Cosine with the full-batch gradient
 chart-accuracy = Test accuracy
 chart-step = optimizer step
 chart-download-png = Download PNG

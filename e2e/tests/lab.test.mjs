@@ -226,3 +226,52 @@ test('training pauses while the tab is hidden and resumes when visible', async (
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid=lab]').dataset.steps) > n + 2, hiddenAt);
   await page.close();
 });
+
+test('text contrast meets WCAG 2.2 AA on every Lab page element', async () => {
+  for (const scenario of ['scaling', 'memory', 'sandbox']) {
+    const page = await openLab(app, `?view=lab&scenario=${scenario}&spf=5`);
+    await train(page, 5);
+    const { failures, checked } = await page.evaluate(() => {
+      const parse = (c) => {
+        const m = c.match(/rgba?\(([^)]+)\)/);
+        if (!m) return null;
+        const [r, g, b, a = 1] = m[1].split(',').map(Number);
+        return { r, g, b, a };
+      };
+      const lum = ({ r, g, b }) => {
+        const ch = (v) => {
+          v /= 255;
+          return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+        };
+        return 0.2126 * ch(r) + 0.7152 * ch(g) + 0.0722 * ch(b);
+      };
+      const background = (el) => {
+        for (let e = el; e; e = e.parentElement) {
+          const c = parse(getComputedStyle(e).backgroundColor);
+          if (c && c.a > 0.5) return c;
+        }
+        return { r: 255, g: 255, b: 255, a: 1 };
+      };
+      const out = [];
+      let checked = 0;
+      for (const el of document.querySelectorAll('body *')) {
+        const text = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent.trim()).join('');
+        if (!text || el.closest('[hidden]') || el.disabled || el.closest(':disabled')) continue;
+        const style = getComputedStyle(el);
+        if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) < 1) continue;
+        const fg = parse(style.color);
+        const bg = background(el);
+        const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+        const ratio = (hi + 0.05) / (lo + 0.05);
+        const size = parseFloat(style.fontSize);
+        const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+        checked += 1;
+        if (ratio < (large ? 3 : 4.5)) out.push(`${text.slice(0, 40)}: ${ratio.toFixed(2)}`);
+      }
+      return { failures: out, checked };
+    });
+    assert.ok(checked > 50, `only ${checked} text elements checked`);
+    assert.deepEqual(failures, [], `low contrast on ${scenario}`);
+    await page.close();
+  }
+});

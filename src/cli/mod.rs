@@ -282,6 +282,7 @@ const PLOTTED: [(Metric, &str); 4] = [
     (Metric::TestAccuracy, "accuracy"),
     (Metric::GradNorm, "grad_norm"),
     (Metric::GradRelativeError, "grad_error"),
+    (Metric::GradCosine, "grad_cosine"),
 ];
 
 fn write_plots<B: TrainingBackend>(lab: &Lab<B>, out_dir: &Path) -> Result<Vec<PathBuf>> {

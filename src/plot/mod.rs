@@ -69,6 +69,8 @@ pub enum Metric {
     TestAccuracy,
     GradNorm,
     GradRelativeError,
+    /// Cosine similarity of the applied gradient with the full-batch gradient.
+    GradCosine,
 }
 
 impl Metric {
@@ -78,6 +80,7 @@ impl Metric {
             Metric::TestAccuracy => record.test_accuracy,
             Metric::GradNorm => Some(record.grad_norm),
             Metric::GradRelativeError => record.grad_relative_error,
+            Metric::GradCosine => record.grad_cosine,
         }
     }
 
@@ -87,6 +90,7 @@ impl Metric {
             Metric::TestAccuracy => "Test accuracy",
             Metric::GradNorm => "Gradient norm",
             Metric::GradRelativeError => "Gradient relative error vs full batch",
+            Metric::GradCosine => "Cosine similarity with the full-batch gradient",
         }
     }
 

@@ -37,6 +37,7 @@ fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
         Metric::GradRelativeError => "chart-grad-error",
         Metric::GradNorm => "chart-grad-norm",
         Metric::TestAccuracy => "chart-accuracy",
+        Metric::GradCosine => "chart-cosine",
     });
     chart.x_label = tr("chart-step");
     chart.y_label = if metric.log_scale() {
@@ -268,6 +269,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let error_chart = chart(Metric::GradRelativeError);
     let norm_chart = chart(Metric::GradNorm);
     let accuracy_chart = chart(Metric::TestAccuracy);
+    let cosine_chart = chart(Metric::GradCosine);
 
     let boundaries = move || {
         let labels = signals
@@ -338,6 +340,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     <div class="charts">
                         <ChartCanvas chart=loss_chart file_name="gradlab-loss.png" testid="chart-loss" resized=resized />
                         <ChartCanvas chart=error_chart file_name="gradlab-gradient-error.png" testid="chart-grad-error" resized=resized />
+                        <ChartCanvas chart=cosine_chart file_name="gradlab-gradient-cosine.png" testid="chart-cosine" resized=resized />
                         <ChartCanvas chart=norm_chart file_name="gradlab-gradient-norm.png" testid="chart-grad-norm" resized=resized />
                         <ChartCanvas chart=accuracy_chart file_name="gradlab-accuracy.png" testid="chart-accuracy" resized=resized />
                     </div>
