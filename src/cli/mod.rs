@@ -277,7 +277,7 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-const PLOTTED: [(Metric, &str); 4] = [
+const PLOTTED: [(Metric, &str); 5] = [
     (Metric::TrainLoss, "loss"),
     (Metric::TestAccuracy, "accuracy"),
     (Metric::GradNorm, "grad_norm"),
