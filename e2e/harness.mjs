@@ -20,6 +20,23 @@ const TYPES = {
   '.json': 'application/json',
 };
 
+/** Serves fixed pages (path -> HTML) on a free port of another loopback address, i.e. another origin. */
+export async function servePages(pages, host = '127.0.0.2') {
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, 'http://localhost').pathname;
+    const body = pages[path];
+    if (body === undefined) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(body);
+  });
+  await new Promise((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address();
+  return { url: `http://${host}:${port}/`, origin: `http://${host}:${port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
 /** Serves dist/ on a free localhost port; resolves to { url, close }. */
 export async function serveDist() {
   const server = createServer(async (req, res) => {

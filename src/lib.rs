@@ -8,6 +8,7 @@
 //! - `cli` (native only): the `gradlab` command's logic.
 //! - `web` (wasm only): the Leptos app.
 
+pub mod embed;
 pub mod gpu;
 pub mod i18n;
 pub mod lab_state;

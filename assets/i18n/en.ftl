@@ -170,3 +170,6 @@ run-pitfalls-4 = scheduler every micro-batch
 run-memory-0 = full batch
 run-memory-1 = accumulate 4
 run-memory-2 = accumulate 16
+
+## Embedding
+embed-open-full = Open in the full Lab ↗

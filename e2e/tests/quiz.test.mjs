@@ -2,36 +2,12 @@
 // the certificate; and its share link verified in a fresh browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { withAppAndBrowser, screenshot, repoRoot } from '../harness.mjs';
+import { withAppAndBrowser, screenshot } from '../harness.mjs';
+import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
 
-const bank = JSON.parse(readFileSync(join(repoRoot, 'assets', 'quiz', 'bank.json'), 'utf8'));
 const WRONG_FIRST = 2;
 
 const app = withAppAndBrowser();
-
-async function currentQuestion(page) {
-  const id = await page.getByTestId('question').getAttribute('data-question-id');
-  return bank.questions.find((q) => q.id === id);
-}
-
-async function answer(page, question, right) {
-  if (question.kind === 'numeric') {
-    await page.getByTestId('numeric-answer').fill(String(right ? question.answer : question.answer + 7));
-  } else {
-    const chosen = question.options.filter((o) => o.correct === right);
-    const picks = question.kind === 'multiple' && right ? chosen : chosen.slice(0, 1);
-    for (const option of picks) {
-      await page.locator('label.option', { hasText: option.text }).click();
-    }
-  }
-  await page.getByTestId('check').click();
-  const feedback = page.getByTestId('feedback');
-  await feedback.waitFor();
-  assert.equal(await feedback.getAttribute('data-correct'), String(right), `${question.id}: graded as expected`);
-  return feedback;
-}
 
 test('take the quiz, reload midway, pass, and verify the certificate elsewhere', async () => {
   const context = await app.browser.newContext();

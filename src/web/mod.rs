@@ -4,6 +4,7 @@
 mod bench;
 mod browser;
 mod certificate;
+mod embed;
 mod i18n;
 mod lab;
 mod quiz;
@@ -11,6 +12,7 @@ mod verify;
 
 use leptos::prelude::*;
 
+use crate::embed::{full_app_query, EmbedOptions, EmbedTarget};
 use crate::i18n::Msg;
 use crate::lab_state::controls::LabControls;
 use crate::quiz::bank::QuestionBank;
@@ -19,7 +21,7 @@ use i18n::{msg, tr};
 
 /// The Lab's options beyond its controls: `engine=cpu` forces the CPU engine and
 /// `simulate=gpu-loss` (for tests) loses the WebGPU device mid-run.
-fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>) -> lab::LabOptions {
+fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option<EmbedOptions>) -> lab::LabOptions {
     let (controls, control_notices) = LabControls::from_pairs(pairs);
     notices.extend(control_notices);
     let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
@@ -35,24 +37,54 @@ fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>) -> lab::LabOp
             false
         }
     };
+    // Parameters that are not Lab controls but must survive the Lab rewriting the address bar.
+    let kept_query = pairs
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "embed" | "hide" | "lock" | "origin" | "engine" | "lang" | "simulate"
+            )
+        })
+        .map(|(k, v)| format!("&{}={}", crate::route::encode(k), crate::route::encode(v)))
+        .collect();
     lab::LabOptions {
         controls,
+        kept_query,
         force_cpu,
         simulate_gpu_loss: get("simulate") == Some("gpu-loss"),
+        embed,
     }
 }
 
 #[component]
 fn App() -> impl IntoView {
     let pairs = browser::query_pairs();
-    let (route, route_notices) = Route::from_pairs(&pairs);
+    let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
+    let (route, route_notices) = match &embed_options {
+        // An embed shows one part of the app, whatever `view` says.
+        Some(options) if options.target == EmbedTarget::Quiz => (Route::Quiz, Vec::new()),
+        Some(_) => {
+            let (route, notices) = Route::from_pairs(&pairs);
+            match route {
+                Route::Lab { .. } => (route, notices),
+                _ => (Route::Lab { scenario: None }, notices),
+            }
+        }
+        None => Route::from_pairs(&pairs),
+    };
     // On the Lab, the controls report a bad scenario themselves (with every other parameter).
     let mut notices: Vec<Msg> = route_notices
         .into_iter()
         .map(|n| n.0)
         .filter(|m| !(matches!(route, Route::Lab { .. }) && m.id == "notice-unknown-scenario"))
         .collect();
-    let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices));
+    notices.extend(embed_notices);
+    if let Some(options) = &embed_options {
+        embed::start(options);
+    }
+    let embedded = embed_options.is_some();
+    let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
     let bank = QuestionBank::bundled();
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
@@ -65,7 +97,16 @@ fn App() -> impl IntoView {
         id: String::new(),
         name: String::new(),
     };
-    let nav = view! {
+    let full_app = format!("{}{}", browser::page_base(), full_app_query(&pairs));
+    let nav = if embedded {
+        view! {
+            <header class="embed-header no-print">
+                <a href=full_app target="_blank" rel="noopener" data-testid="open-full">{tr("embed-open-full")}</a>
+            </header>
+        }
+        .into_any()
+    } else {
+        view! {
         <header class="site-header no-print">
             <p class="brand">{tr("app-title")}</p>
             <nav aria-label=tr("nav-main")>
@@ -74,6 +115,8 @@ fn App() -> impl IntoView {
                 <a href=verify_link.query() aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
         </header>
+        }
+        .into_any()
     };
     let notices = (!notices.is_empty()).then(|| {
         let items = notices.into_iter().map(|n| view! { <li>{msg(&n)}</li> }).collect_view();
@@ -95,7 +138,7 @@ fn App() -> impl IntoView {
     };
     view! {
         {nav}
-        <main class="page">
+        <main class="page" class:embedded=embedded>
             <h1 class="visually-hidden">{tr("app-title")}</h1>
             {notices}
             {page}

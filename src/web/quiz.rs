@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use super::certificate::CertificateCard;
 use super::{browser, capitalize};
+use crate::embed::{answered_question, quiz_result};
 use crate::quiz::attempt::{storage_key, Answer, Attempt, Feedback, RestoreError};
 use crate::quiz::bank::{QuestionBank, QuestionKind};
 use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
@@ -33,6 +34,35 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
 fn load_issued(bank: &QuestionBank) -> Option<IssuedCertificate> {
     let saved = browser::load(&certificate::storage_key(bank.version))?;
     serde_json::from_str(&saved).ok()
+}
+
+/// Embedded: the first answer to each question, then the result when the quiz is complete.
+fn report_to_host(
+    bank: &StoredValue<QuestionBank>,
+    attempt: RwSignal<Attempt>,
+    index: usize,
+    correct: bool,
+    response: &str,
+    was_complete: bool,
+) {
+    if !super::embed::is_active() {
+        return;
+    }
+    bank.with_value(|b| {
+        attempt.with_untracked(|a| {
+            let question = &b.questions[index];
+            if a.progress_of(question).is_some_and(|p| p.tries == 1) {
+                super::embed::report(&answered_question(&question.id, &question.prompt, correct, response));
+            }
+            if !was_complete && a.is_complete(b) {
+                let score = a.score(b);
+                let seconds = browser::now_ms() / 1000.0;
+                for statement in quiz_result(score.first_try_correct, score.total, score.passed, seconds) {
+                    super::embed::report(&statement);
+                }
+            }
+        })
+    });
 }
 
 #[component]
@@ -80,11 +110,20 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             message.set(Some("Choose an option first.".into()));
             return;
         };
+        let was_complete = bank.with_value(|b| attempt.with_untracked(|a| a.is_complete(b)));
+        let response = match &answer {
+            Answer::Single(i) => i.to_string(),
+            Answer::Multiple(list) => list.iter().map(usize::to_string).collect::<Vec<_>>().join("[,]"),
+            Answer::Numeric(x) => x.to_string(),
+        };
         let result = bank.with_value(|b| {
             let mut result = None;
             attempt.update(|a| result = Some(a.answer(b, index, answer)));
             result
         });
+        if let Some(Ok(f)) = &result {
+            report_to_host(&bank, attempt, index, f.correct, &response, was_complete);
+        }
         match result {
             Some(Ok(f)) => {
                 message.set(None);

@@ -42,7 +42,12 @@ fn options(control: Control) -> Vec<(String, String)> {
 
 /// One control: a select for choices, a text field for numbers and widths.
 #[component]
-fn Field(control: Control, controls: RwSignal<LabControls>, typo: RwSignal<Option<(Control, Msg)>>) -> impl IntoView {
+fn Field(
+    control: Control,
+    controls: RwSignal<LabControls>,
+    typo: RwSignal<Option<(Control, Msg)>>,
+    locked: bool,
+) -> impl IntoView {
     let id = field_id(control);
     let error_id = format!("{id}-error");
     let error = move || {
@@ -50,7 +55,7 @@ fn Field(control: Control, controls: RwSignal<LabControls>, typo: RwSignal<Optio
             .or_else(|| controls.with(|c| c.error_for(control)))
             .map(|m| crate::web::capitalize(&msg(&m)))
     };
-    let disabled = move || controls.with(|c| !c.is_editable(control));
+    let disabled = move || locked || controls.with(|c| !c.is_editable(control));
     // A preset's fixed fields show the preset's own values (its first run's, where runs differ).
     let value = move || {
         controls.with(|c| {
@@ -118,12 +123,19 @@ pub fn ControlsPanel(
     controls: RwSignal<LabControls>,
     typo: RwSignal<Option<(Control, Msg)>>,
     copy_to_sandbox: Callback<()>,
+    /// Controls an embedding page hides or locks.
+    #[prop(optional)]
+    hidden: Vec<Control>,
+    #[prop(optional)] locked: Vec<Control>,
 ) -> impl IntoView {
     let is_preset = move || controls.with(|c| !c.is_editable(Control::LearningRate));
     let fields = Control::ALL
         .into_iter()
-        .filter(|c| *c != Control::Scenario)
-        .map(|control| view! { <Field control=control controls=controls typo=typo /> })
+        .filter(|c| *c != Control::Scenario && !hidden.contains(c))
+        .map(|control| {
+            let locked = locked.contains(&control);
+            view! { <Field control=control controls=controls typo=typo locked=locked /> }
+        })
         .collect_view();
     view! {
         <section class="controls" aria-labelledby="controls-title">

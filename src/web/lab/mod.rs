@@ -12,6 +12,7 @@ use leptos::prelude::*;
 
 use super::browser;
 use super::i18n::{msg, tr};
+use crate::embed::{experienced_scenario, EmbedOptions, Section};
 use crate::i18n::Msg;
 use crate::lab_state::controls::{Control, LabControls};
 use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS};
@@ -26,10 +27,17 @@ use engine_loop::{Command, EngineBadge, LabSignals};
 #[derive(Debug, Clone)]
 pub struct LabOptions {
     pub controls: LabControls,
+    /// Other parameters of the page's URL (`&key=value`...), kept when the Lab updates it.
+    pub kept_query: String,
     pub force_cpu: bool,
     /// Test hook: lose the WebGPU device after a few steps, to exercise the CPU fallback.
     pub simulate_gpu_loss: bool,
+    /// Set when the Lab runs inside a course page.
+    pub embed: Option<EmbedOptions>,
 }
+
+/// An embedded experiment counts as experienced once it has trained this many steps.
+const EXPERIENCED_STEPS: u64 = 50;
 
 fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
     chart.title = tr(match metric {
@@ -213,9 +221,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let valid = move || typo.with(Option::is_none) && controls.with(|c| c.validate().is_empty());
     let config = Memo::new(move |_| controls.with(|c| c.validate().is_empty().then(|| c.lab_config())));
     // The address bar always reproduces the experiment on the page.
+    let kept_query = options.kept_query.clone();
     Effect::new(move |_| {
         let query = controls.with(LabControls::to_query);
-        browser::replace_query(&query);
+        browser::replace_query(&format!("{query}{kept_query}"));
         signals.steps_per_frame.set(controls.with(|c| c.steps_per_frame));
     });
     // A new experiment (or new settings) restarts training from step 0.
@@ -228,6 +237,29 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     });
 
     let experiment = move || controls.with(|c| c.scenario.clone());
+    // Embedded: an experiment trained far enough is reported once, with the time it took.
+    let reported = StoredValue::new(Vec::<String>::new());
+    let opened_ms = StoredValue::new(browser::now_ms());
+    Effect::new(move |previous: Option<String>| {
+        let id = experiment();
+        if previous.as_ref() != Some(&id) {
+            opened_ms.set_value(browser::now_ms());
+        }
+        let steps = signals.view.with(|v| v.steps);
+        if super::embed::is_active() && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
+            reported.update_value(|r| r.push(id.clone()));
+            let seconds = (browser::now_ms() - opened_ms.get_value()) / 1000.0;
+            super::embed::report(&experienced_scenario(&id, &msg(&texts::title(&id)), steps, seconds));
+        }
+        id
+    });
+    let embed = options.embed.clone();
+    let hides = move |section: Section| embed.as_ref().is_some_and(|e| e.hides_section(section));
+    let (hide_menu, hide_settings, hide_boundaries) = (
+        hides(Section::Menu),
+        hides(Section::Settings),
+        hides(Section::Boundaries),
+    );
     let menu = texts::experiment_ids()
         .into_iter()
         .map(|id| {
@@ -294,6 +326,16 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             web_sys::console::warn_1(&e.into());
         }
     };
+    let hidden_controls = options
+        .embed
+        .as_ref()
+        .map(|e| e.hidden_controls.clone())
+        .unwrap_or_default();
+    let locked_controls = options
+        .embed
+        .as_ref()
+        .map(|e| e.locked_controls.clone())
+        .unwrap_or_default();
     let copy_to_sandbox = Callback::new(move |()| {
         controls.update(|c| *c = c.sandbox_from(&c.lab_config()));
     });
@@ -301,8 +343,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let first_step = move || signals.first_step_ms.get().map(|ms| format!("{ms:.0}"));
 
     view! {
-        <section class="lab" data-testid="lab" data-first-step-ms=first_step data-steps=steps>
-            <nav aria-label=tr("scenarios-nav")><ul class="scenario-menu">{menu}</ul></nav>
+        <section class="lab" class:lab-no-side=hide_settings data-testid="lab" data-first-step-ms=first_step data-steps=steps>
+            <nav aria-label=tr("scenarios-nav") hidden=hide_menu><ul class="scenario-menu">{menu}</ul></nav>
             <header class="experiment">
                 <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
                 <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
@@ -346,13 +388,14 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     </div>
                     <p><button type="button" data-testid="download-csv" on:click=download_csv
                         disabled=move || steps() == 0>{tr("download-csv")}</button></p>
-                    <section class="boundaries" aria-labelledby="boundaries-title">
+                    <section class="boundaries" aria-labelledby="boundaries-title" hidden=hide_boundaries>
                         <h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", steps()))}</h3>
                         <div class="boundary-grid" data-testid="boundaries">{boundaries}</div>
                     </section>
                 </div>
-                <aside class="lab-side">
-                    <ControlsPanel controls=controls typo=typo copy_to_sandbox=copy_to_sandbox />
+                <aside class="lab-side" hidden=hide_settings>
+                    <ControlsPanel controls=controls typo=typo copy_to_sandbox=copy_to_sandbox
+                        hidden=hidden_controls locked=locked_controls />
                 </aside>
             </div>
         </section>

@@ -1,0 +1,31 @@
+// Helpers of the quiz tests: the bundled bank, the question on screen, and answering it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './harness.mjs';
+
+export const bank = JSON.parse(readFileSync(join(repoRoot, 'assets', 'quiz', 'bank.json'), 'utf8'));
+
+
+export async function currentQuestion(page) {
+  const id = await page.getByTestId('question').getAttribute('data-question-id');
+  return bank.questions.find((q) => q.id === id);
+}
+
+export async function answer(page, question, right) {
+  if (question.kind === 'numeric') {
+    await page.getByTestId('numeric-answer').fill(String(right ? question.answer : question.answer + 7));
+  } else {
+    const chosen = question.options.filter((o) => o.correct === right);
+    const picks = question.kind === 'multiple' && right ? chosen : chosen.slice(0, 1);
+    for (const option of picks) {
+      await page.locator('label.option', { hasText: option.text }).click();
+    }
+  }
+  await page.getByTestId('check').click();
+  const feedback = page.getByTestId('feedback');
+  await feedback.waitFor();
+  assert.equal(await feedback.getAttribute('data-correct'), String(right), `${question.id}: graded as expected`);
+  return feedback;
+}
+
