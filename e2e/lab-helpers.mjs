@@ -27,7 +27,7 @@ export async function train(page, atLeast) {
     { timeout: 120_000 },
   );
   await page.getByTestId('play').click();
-  await page.waitForFunction(() => /Paused/.test(document.querySelector('[data-testid=status]').textContent));
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'paused');
   assert.deepEqual(page.errors ?? [], []);
 }
 

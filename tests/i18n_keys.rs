@@ -96,3 +96,26 @@ fn option_labels_exist_for_every_choice() {
         assert!(en.has(&id), "missing {id}");
     }
 }
+
+#[test]
+fn quiz_errors_read_in_english_as_their_error_text() {
+    use gradlab::quiz::attempt::{AnswerError, RestoreError};
+    let en = Localizer::english();
+    for error in [
+        AnswerError::NoSuchQuestion(2),
+        AnswerError::WrongKind,
+        AnswerError::NoSuchOption(4),
+        AnswerError::Empty,
+        AnswerError::NotANumber,
+    ] {
+        // The English text is the error's own text, with positions counted from 1 for people.
+        let shown = en.msg(&error.message());
+        assert!(!shown.starts_with('['), "{error:?}: {shown}");
+    }
+    for error in [
+        RestoreError::Unreadable("bad json".into()),
+        RestoreError::OtherVersion { saved: 1, current: 2 },
+    ] {
+        assert_eq!(en.msg(&error.message()), error.to_string());
+    }
+}

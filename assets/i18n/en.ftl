@@ -7,6 +7,7 @@ nav-main = Main
 nav-lab = Lab
 nav-quiz = Quiz
 nav-verify = Verify a certificate
+nav-language = Language
 notice-unknown-page = Unknown page "{ $value }"; showing the Lab.
 notice-unknown-scenario = Unknown scenario "{ $value }"; showing the default one.
 notice-bad-parameter = "{ $value }" is not a valid value for { $parameter }; using the default.
@@ -104,6 +105,7 @@ status-error = Training stopped: { $reason }
 status-step-limit = Reached the limit of { $step } steps; press reset to start again.
 
 ## Engine
+engine-adapter-hidden = adapter name not disclosed by the browser
 engine-label = Engine
 engine-webgpu = WebGPU: { $adapter }
 engine-cpu = CPU (WebAssembly)
@@ -173,3 +175,84 @@ run-memory-2 = accumulate 16
 
 ## Embedding
 embed-open-full = Open in the full Lab ↗
+
+## Quiz
+quiz-title = Quiz: gradient accumulation
+quiz-intro = Only your first answer to each question counts towards the score; retry as often as you like to learn. Progress is saved in this browser.
+quiz-score-line = First-try score: { $correct } of { $answered } answered correctly ({ $answered } of { $total } questions answered)
+quiz-counter = Question { $number } of { $total } · { $topic }
+quiz-select-all = Select all that apply.
+quiz-your-answer = Your answer
+quiz-choose-first = Choose an option first.
+quiz-verdict-chosen-right = ✓ Correct, and you chose it
+quiz-verdict-missed = ✓ Correct (not chosen)
+quiz-verdict-chosen-wrong = ✗ Not correct, and you chose it
+quiz-verdict-wrong = ✗ Not correct
+quiz-correct = Correct!
+quiz-not-quite = Not quite.
+quiz-see-in-lab = See it in the Lab
+quiz-previous = Previous
+quiz-check = Check answer
+quiz-try-again = Try again
+quiz-next = Next question
+quiz-see-result = See your result
+quiz-question-link = Question { $number }
+quiz-passed = You passed with { $percent } % (pass mark { $needed }).
+quiz-name-label = Your name, as it should appear on the certificate
+quiz-get-certificate = Get my certificate
+quiz-not-passed = { $percent } %: the pass mark is { $needed }. Revisit the questions you missed, then start a new attempt.
+quiz-new-attempt = Start a new attempt
+quiz-result-title = Your result
+quiz-restore-kept = { $reason }. It was kept under "{ $key }"; a new attempt has started.
+quiz-restore-lost = { $reason }. A new attempt has started.
+quiz-restore-unreadable = saved quiz progress could not be read: { $detail }
+quiz-restore-other-version = saved quiz progress belongs to question bank version { $saved }, this is version { $current }
+quiz-error-no-question = there is no question { $index }
+quiz-error-wrong-kind = this answer does not fit the question
+quiz-error-no-option = option { $index } does not exist
+quiz-error-empty = choose at least one option
+quiz-error-number = enter a number
+storage-blocked = browser storage is blocked, so progress is not saved
+storage-save-failed = could not save progress (storage full or blocked)
+
+## Certificate
+cert-kicker = Certificate of completion
+cert-quiz-name = Gradient Accumulation Lab quiz
+cert-passed-short = passed with { $score } % on { $date } (quiz version { $version })
+cert-passed = passed the Gradient Accumulation Lab quiz with { $score } % on { $date } (quiz version { $version })
+cert-id-label = Certificate ID:
+cert-share-label = Share link
+cert-open-verify = Open the verification page
+cert-print = Print
+cert-download = Download PNG
+cert-downloaded = PNG downloaded.
+cert-download-failed = Could not make the PNG: { $reason }
+cert-verify-hint = Verify this ID in the Lab: Verify a certificate
+cert-stored-invalid = The stored certificate is not valid: { $reason }
+cert-none-title = No certificate yet
+cert-none-text = Pass the quiz to earn one.
+cert-take-quiz = Take the quiz
+cert-error-length = a certificate ID has { $expected } characters (not counting dashes); this one has { $got }
+cert-error-character = "{ $character }" at position { $position } is not used in certificate IDs
+cert-error-check = the check characters do not match: a character was mistyped or changed
+cert-error-format = this ID uses format { $format }, which this version of the app does not know
+cert-error-score = the ID holds an impossible score of { $score } %
+cert-error-future = the ID's date { $date } is in the future
+cert-error-name-mismatch = the name does not match this certificate (or the ID was altered)
+cert-error-name = the name must be 1 to { $max } characters
+cert-error-date = the date must be between 2025-01-01 and 2114
+
+## Verification
+verify-title = Verify a certificate
+verify-id-label = Certificate ID
+verify-name-label = Name on the certificate
+verify-button = Verify
+verify-valid = Valid certificate
+verify-valid-text = { $name } passed the Gradient Accumulation Lab quiz (version { $version }) with { $score } % on { $date }.
+verify-invalid = Not valid
+verify-trust = What this check means: this app has no server, so it cannot keep a signing key secret. A valid ID proves integrity: the name, score, date and quiz version are exactly those it was issued with, and a typo or an edit is detected. It does not prove who issued it: anyone with this app's code could make a valid ID.
+
+## Benchmark page
+bench-title = Benchmark
+bench-intro = The canonical workload on the CPU engine (wasm) and on WebGPU. Figures appear below when done.
+bench-running = running…

@@ -11,6 +11,9 @@ pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub adapter_name: String,
+    /// Whether the browser disclosed the adapter's name (otherwise `adapter_name` is a
+    /// description, and a UI may say so in its own words).
+    pub name_disclosed: bool,
     pub backend: String,
     errors: Arc<Mutex<Vec<GpuError>>>,
 }
@@ -60,7 +63,8 @@ impl GpuContext {
             }
         });
         // Browsers may hide the adapter's name; say so rather than show nothing.
-        let adapter_name = if info.name.trim().is_empty() {
+        let name_disclosed = !info.name.trim().is_empty();
+        let adapter_name = if !name_disclosed {
             let vendor = [info.vendor.to_string(), info.driver.clone()]
                 .into_iter()
                 .filter(|s| !s.is_empty() && s != "0")
@@ -78,6 +82,7 @@ impl GpuContext {
             device,
             queue,
             adapter_name,
+            name_disclosed,
             backend: format!("{:?}", info.backend),
             errors,
         })

@@ -12,22 +12,52 @@ use thiserror::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
     English,
+    Spanish,
 }
 
 impl Language {
-    pub const ALL: [Language; 1] = [Language::English];
+    pub const ALL: [Language; 2] = [Language::English, Language::Spanish];
 
     /// BCP 47 tag, as used in the URL and `<html lang>`.
     pub fn tag(self) -> &'static str {
         match self {
             Language::English => "en",
+            Language::Spanish => "es",
         }
+    }
+
+    /// The language's own name, as the switcher shows it.
+    pub fn endonym(self) -> &'static str {
+        match self {
+            Language::English => "English",
+            Language::Spanish => "Español",
+        }
+    }
+
+    /// The language of a BCP 47 tag by its primary subtag (`es-419` is Spanish), if we have it.
+    pub fn from_tag(tag: &str) -> Option<Self> {
+        let primary = tag
+            .trim()
+            .split(['-', '_'])
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        Self::ALL.into_iter().find(|l| l.tag() == primary)
+    }
+
+    /// The first of the browser's preferred languages that we have; English otherwise.
+    pub fn negotiate<'a>(preferred: impl IntoIterator<Item = &'a str>) -> Self {
+        preferred
+            .into_iter()
+            .find_map(Self::from_tag)
+            .unwrap_or(Language::English)
     }
 
     /// The Fluent source of this language, bundled into the binary.
     pub fn source(self) -> &'static str {
         match self {
             Language::English => include_str!("../../assets/i18n/en.ftl"),
+            Language::Spanish => include_str!("../../assets/i18n/es.ftl"),
         }
     }
 }
@@ -172,6 +202,20 @@ mod tests {
             assert_eq!(sorted.len(), ids.len(), "duplicate ids in {}", language.tag());
             assert!(ids.iter().all(|id| localizer.has(id)));
         }
+    }
+
+    #[test]
+    fn languages_are_negotiated_from_tags() {
+        assert_eq!(Language::from_tag("es-419"), Some(Language::Spanish));
+        assert_eq!(Language::from_tag("EN_gb"), Some(Language::English));
+        assert_eq!(Language::from_tag("fr"), None);
+        assert_eq!(Language::negotiate(["fr-FR", "es-ES", "en"]), Language::Spanish);
+        assert_eq!(Language::negotiate(["de"]), Language::English);
+        let es = Localizer::new(Language::Spanish).unwrap();
+        assert_eq!(
+            es.msg(&Msg::new("control-error-not-divisible").arg("batch", 100).arg("n", 3)),
+            "B = 100 no es divisible entre N = 3: los microlotes tendrían tamaños distintos"
+        );
     }
 
     #[test]

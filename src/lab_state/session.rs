@@ -39,6 +39,18 @@ impl Transport {
         }
     }
 
+    /// A stable name of the state, for styling and tests (`data-transport`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Transport::Preparing => "preparing",
+            Transport::Idle => "idle",
+            Transport::Running => "running",
+            Transport::Paused => "paused",
+            Transport::Finished => "finished",
+            Transport::Failed(_) => "failed",
+        }
+    }
+
     pub fn can_step(&self) -> bool {
         matches!(self, Transport::Idle | Transport::Paused | Transport::Running)
     }

@@ -79,6 +79,32 @@ pub enum RestoreError {
     OtherVersion { saved: u8, current: u8 },
 }
 
+impl AnswerError {
+    /// The message the quiz page shows (see `assets/i18n`).
+    pub fn message(&self) -> crate::i18n::Msg {
+        use crate::i18n::Msg;
+        match self {
+            AnswerError::NoSuchQuestion(i) => Msg::new("quiz-error-no-question").arg("index", i + 1),
+            AnswerError::WrongKind => Msg::new("quiz-error-wrong-kind"),
+            AnswerError::NoSuchOption(i) => Msg::new("quiz-error-no-option").arg("index", i + 1),
+            AnswerError::Empty => Msg::new("quiz-error-empty"),
+            AnswerError::NotANumber => Msg::new("quiz-error-number"),
+        }
+    }
+}
+
+impl RestoreError {
+    pub fn message(&self) -> crate::i18n::Msg {
+        use crate::i18n::Msg;
+        match self {
+            RestoreError::Unreadable(detail) => Msg::new("quiz-restore-unreadable").arg("detail", detail),
+            RestoreError::OtherVersion { saved, current } => Msg::new("quiz-restore-other-version")
+                .arg("saved", saved)
+                .arg("current", current),
+        }
+    }
+}
+
 /// The attempt, serializable as it is saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {

@@ -5,6 +5,9 @@ use thiserror::Error;
 
 /// The bank shipped with the app.
 pub const BUNDLED_BANK: &str = include_str!("../../assets/quiz/bank.json");
+/// The same questions in Spanish: same ids, kinds, option order, correct answers and links
+/// (a test checks), so progress and certificates do not depend on the language.
+pub const BUNDLED_BANK_ES: &str = include_str!("../../assets/quiz/bank.es.json");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionBank {
@@ -82,6 +85,37 @@ impl QuestionBank {
 
     pub fn bundled() -> Result<Self, BankError> {
         Self::parse(BUNDLED_BANK)
+    }
+
+    /// The bundled bank in `language`.
+    pub fn bundled_in(language: crate::i18n::Language) -> Result<Self, BankError> {
+        match language {
+            crate::i18n::Language::English => Self::bundled(),
+            crate::i18n::Language::Spanish => Self::parse(BUNDLED_BANK_ES),
+        }
+    }
+
+    /// Whether `other` asks the same questions with the same answers, whatever the wording.
+    pub fn same_questions_as(&self, other: &QuestionBank) -> Result<(), String> {
+        if self.version != other.version || self.pass_threshold != other.pass_threshold {
+            return Err("version or pass mark differ".into());
+        }
+        if self.questions.len() != other.questions.len() {
+            return Err("the number of questions differs".into());
+        }
+        for (a, b) in self.questions.iter().zip(&other.questions) {
+            let answers = |q: &Question| match &q.kind {
+                QuestionKind::Single { options } | QuestionKind::Multiple { options } => {
+                    (options.iter().map(|o| o.correct).collect::<Vec<_>>(), None)
+                }
+                QuestionKind::Numeric { answer, tolerance, .. } => (Vec::new(), Some((*answer, *tolerance))),
+            };
+            let kind = |q: &Question| std::mem::discriminant(&q.kind);
+            if a.id != b.id || a.scenario != b.scenario || kind(a) != kind(b) || answers(a) != answers(b) {
+                return Err(format!("question \"{}\" differs", a.id));
+            }
+        }
+        Ok(())
     }
 
     /// Every question well formed: unique id, text present, options with explanations, the right

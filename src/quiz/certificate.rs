@@ -109,6 +109,26 @@ pub enum CertificateError {
     DateOutOfRange,
 }
 
+impl CertificateError {
+    /// The message the verification page shows (see `assets/i18n`).
+    pub fn message(&self) -> crate::i18n::Msg {
+        use crate::i18n::Msg;
+        match self {
+            CertificateError::WrongLength(n) => Msg::new("cert-error-length").arg("expected", ID_SYMBOLS).arg("got", n),
+            CertificateError::InvalidCharacter { character, position } => Msg::new("cert-error-character")
+                .arg("character", character)
+                .arg("position", position),
+            CertificateError::CheckFailed => Msg::new("cert-error-check"),
+            CertificateError::UnknownFormat(f) => Msg::new("cert-error-format").arg("format", f),
+            CertificateError::ImpossibleScore(s) => Msg::new("cert-error-score").arg("score", s),
+            CertificateError::FutureDate(d) => Msg::new("cert-error-future").arg("date", d),
+            CertificateError::NameMismatch => Msg::new("cert-error-name-mismatch"),
+            CertificateError::InvalidName => Msg::new("cert-error-name").arg("max", MAX_NAME_CHARS),
+            CertificateError::DateOutOfRange => Msg::new("cert-error-date"),
+        }
+    }
+}
+
 /// The fields an ID carries, before the name is checked against its tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodedId {
@@ -253,6 +273,39 @@ pub fn verify(id: &str, name: &str, today: CivilDate) -> Result<Certificate, Cer
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_error_has_a_message_in_every_language_that_reads_like_the_english_error() {
+        use crate::i18n::{Language, Localizer};
+        let errors = [
+            CertificateError::WrongLength(3),
+            CertificateError::InvalidCharacter {
+                character: 'U',
+                position: 4,
+            },
+            CertificateError::CheckFailed,
+            CertificateError::UnknownFormat(9),
+            CertificateError::ImpossibleScore(120),
+            CertificateError::FutureDate("2099-01-01".into()),
+            CertificateError::NameMismatch,
+            CertificateError::InvalidName,
+            CertificateError::DateOutOfRange,
+        ];
+        let en = Localizer::english();
+        for error in &errors {
+            assert_eq!(
+                en.msg(&error.message()),
+                error.to_string(),
+                "English message of {error:?}"
+            );
+        }
+        for language in Language::ALL {
+            let localizer = Localizer::new(language).unwrap();
+            for error in &errors {
+                assert!(localizer.has(&error.message().id), "{:?} in {}", error, language.tag());
+            }
+        }
+    }
     use proptest::prelude::*;
 
     const TODAY: CivilDate = CivilDate {

@@ -35,6 +35,45 @@ mod tests {
     }
 
     #[test]
+    fn every_language_asks_the_same_questions_in_its_own_words() {
+        use crate::i18n::Language;
+        let english = bank();
+        for language in Language::ALL {
+            let translated = QuestionBank::bundled_in(language).unwrap();
+            english.same_questions_as(&translated).unwrap();
+            if language != Language::English {
+                for (a, b) in english.questions.iter().zip(&translated.questions) {
+                    assert_ne!(a.prompt, b.prompt, "{} untranslated in {}", a.id, language.tag());
+                    assert_ne!(
+                        a.explanation,
+                        b.explanation,
+                        "{} untranslated in {}",
+                        a.id,
+                        language.tag()
+                    );
+                    for (x, y) in a.options().iter().zip(b.options()) {
+                        assert!(!y.text.is_empty() && !y.explanation.is_empty());
+                        // Names of layers (LayerNorm) read the same in every language.
+                        assert!(
+                            x.explanation != y.explanation,
+                            "{}: option explanation untranslated",
+                            a.id
+                        );
+                    }
+                }
+            }
+        }
+        let mut changed = bank();
+        if let QuestionKind::Numeric { answer, .. } = &mut changed.questions[1].kind {
+            *answer += 1.0;
+        }
+        assert!(
+            english.same_questions_as(&changed).is_err(),
+            "a changed answer is caught"
+        );
+    }
+
+    #[test]
     fn bundled_bank_is_well_formed_and_covers_the_topics() {
         let bank = bank();
         assert!(bank.questions.len() >= 15);

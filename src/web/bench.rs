@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+
+use super::i18n::tr;
 use serde::Serialize;
 
 use crate::gpu::context::GpuContext;
@@ -135,10 +137,10 @@ pub fn BenchPage() -> impl IntoView {
     });
     view! {
         <section>
-            <h2>"Benchmark"</h2>
-            <p class="muted">"The canonical workload on the CPU engine (wasm) and on WebGPU. Figures appear below when done."</p>
+            <h2>{tr("bench-title")}</h2>
+            <p class="muted">{tr("bench-intro")}</p>
             <pre id="bench-result" data-testid="bench-result" data-done=move || result.with(Option::is_some).to_string()>
-                {move || result.get().unwrap_or_else(|| "running…".into())}
+                {move || result.get().unwrap_or_else(|| tr("bench-running"))}
             </pre>
         </section>
     }

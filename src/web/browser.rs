@@ -9,21 +9,23 @@ fn window() -> Result<web_sys::Window, String> {
     web_sys::window().ok_or_else(|| "no browser window".to_string())
 }
 
-fn storage() -> Result<web_sys::Storage, String> {
-    window()?
+fn storage() -> Result<web_sys::Storage, crate::i18n::Msg> {
+    let blocked = || crate::i18n::Msg::new("storage-blocked");
+    window()
+        .map_err(|_| blocked())?
         .local_storage()
-        .map_err(|_| "browser storage is blocked".to_string())?
-        .ok_or_else(|| "browser storage is not available".to_string())
+        .map_err(|_| blocked())?
+        .ok_or_else(blocked)
 }
 
 pub fn load(key: &str) -> Option<String> {
     storage().ok()?.get_item(key).ok()?
 }
 
-pub fn save(key: &str, value: &str) -> Result<(), String> {
+pub fn save(key: &str, value: &str) -> Result<(), crate::i18n::Msg> {
     storage()?
         .set_item(key, value)
-        .map_err(|_| "could not save progress (storage full or blocked)".to_string())
+        .map_err(|_| crate::i18n::Msg::new("storage-save-failed"))
 }
 
 /// Decoded query parameters of the current URL.
@@ -201,4 +203,34 @@ pub fn download_text(file_name: &str, mime: &str, text: &str) -> Result<(), Stri
     anchor.set_download(file_name);
     anchor.click();
     Ok(())
+}
+
+/// The browser's preferred languages, most preferred first.
+pub fn preferred_languages() -> Vec<String> {
+    window()
+        .ok()
+        .map(|w| w.navigator().languages().iter().filter_map(|v| v.as_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Sets `<html lang>`, so screen readers pronounce the page right.
+pub fn set_document_language(tag: &str) {
+    if let Some(root) = window()
+        .ok()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("lang", tag);
+    }
+}
+
+/// Reloads the page with one query parameter set, keeping the others as they are now.
+pub fn reload_with(key: &str, value: &str) {
+    let Ok(w) = window() else { return };
+    let location = w.location();
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&location.search().unwrap_or_default()) else {
+        return;
+    };
+    params.set(key, value);
+    let _ = location.set_search(&String::from(params.to_string()));
 }

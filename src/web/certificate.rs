@@ -4,6 +4,8 @@
 use leptos::prelude::*;
 
 use super::browser;
+use super::i18n::{msg, tr};
+use crate::i18n::Msg;
 use crate::quiz::bank::QuestionBank;
 use crate::quiz::certificate::{self, IssuedCertificate};
 use crate::route::Route;
@@ -19,14 +21,17 @@ fn download_png(name: &str, score: u8, date: &str, version: u8, id: &str) -> Res
     ctx.set_text_align("center");
     ctx.set_fill_style_str("#1b1f24");
     ctx.set_font("bold 56px sans-serif");
-    let _ = ctx.fill_text("Certificate of completion", 600.0, 170.0);
+    let _ = ctx.fill_text(&tr("cert-kicker"), 600.0, 170.0);
     ctx.set_font("28px sans-serif");
-    let _ = ctx.fill_text("Gradient Accumulation Lab quiz", 600.0, 230.0);
+    let _ = ctx.fill_text(&tr("cert-quiz-name"), 600.0, 230.0);
     ctx.set_font("bold 64px serif");
     let _ = ctx.fill_text(name, 600.0, 380.0);
     ctx.set_font("30px sans-serif");
     let _ = ctx.fill_text(
-        &format!("passed with {score} % on {date} (quiz version {version})"),
+        &msg(&Msg::new("cert-passed-short")
+            .arg("score", score)
+            .arg("date", date)
+            .arg("version", version)),
         600.0,
         460.0,
     );
@@ -34,7 +39,7 @@ fn download_png(name: &str, score: u8, date: &str, version: u8, id: &str) -> Res
     let _ = ctx.fill_text(id, 600.0, 600.0);
     ctx.set_font("22px sans-serif");
     ctx.set_fill_style_str("#4a5360");
-    let _ = ctx.fill_text("Verify this ID in the Lab: Verify a certificate", 600.0, 660.0);
+    let _ = ctx.fill_text(&tr("cert-verify-hint"), 600.0, 660.0);
     browser::download_canvas_png(&canvas, &format!("certificate-{id}.png"))
 }
 
@@ -44,7 +49,8 @@ pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
     let status = RwSignal::new(None::<String>);
     match certificate::verify(&issued.id, &issued.name, today) {
         Err(e) => {
-            view! { <p role="alert" class="error">{format!("The stored certificate is not valid: {e}")}</p> }.into_any()
+            let text = msg(&Msg::new("cert-stored-invalid").arg("reason", msg(&e.message())));
+            view! { <p role="alert" class="error">{text}</p> }.into_any()
         }
         Ok(cert) => {
             let share = format!(
@@ -62,24 +68,24 @@ pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
             let (score, version) = (cert.score_percent, cert.quiz_version);
             view! {
                 <article class="certificate" data-testid="certificate">
-                    <p class="cert-kicker">"Certificate of completion"</p>
+                    <p class="cert-kicker">{tr("cert-kicker")}</p>
                     <h2 class="cert-name" data-testid="cert-holder">{name}</h2>
-                    <p>{format!("passed the Gradient Accumulation Lab quiz with {score} % on {date} (quiz version {version})")}</p>
-                    <p class="cert-id">"Certificate ID: "<code data-testid="certificate-id">{id}</code></p>
+                    <p>{msg(&Msg::new("cert-passed").arg("score", score).arg("date", &date).arg("version", version))}</p>
+                    <p class="cert-id">{tr("cert-id-label")}" "<code data-testid="certificate-id">{id}</code></p>
                     <p class="share no-print">
-                        <label for="share-link">"Share link"</label>
+                        <label for="share-link">{tr("cert-share-label")}</label>
                         <input id="share-link" readonly prop:value=share.clone() />
-                        <a href=share.clone() data-testid="share-link">"Open the verification page"</a>
+                        <a href=share.clone() data-testid="share-link">{tr("cert-open-verify")}</a>
                     </p>
                     <div class="quiz-actions no-print">
-                        <button type="button" on:click=move |_| browser::print()>"Print"</button>
+                        <button type="button" on:click=move |_| browser::print()>{tr("cert-print")}</button>
                         <button type="button" data-testid="download-png" on:click=move |_| {
                             let result = download_png(&png_name, score, &png_date, version, &png_id);
                             status.set(Some(match result {
-                                Ok(()) => "PNG downloaded.".into(),
-                                Err(e) => format!("Could not make the PNG: {e}"),
+                                Ok(()) => tr("cert-downloaded"),
+                                Err(e) => msg(&Msg::new("cert-download-failed").arg("reason", e)),
                             }));
-                        }>"Download PNG"</button>
+                        }>{tr("cert-download")}</button>
                     </div>
                     <p role="status" class="message no-print">{move || status.get()}</p>
                 </article>
@@ -97,8 +103,8 @@ pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
         Some(issued) => view! { <CertificateCard issued=issued /> }.into_any(),
         None => view! {
             <section>
-                <h2>"No certificate yet"</h2>
-                <p>"Pass the quiz to earn one. "<a href=Route::Quiz.query()>"Take the quiz"</a></p>
+                <h2>{tr("cert-none-title")}</h2>
+                <p>{tr("cert-none-text")}" "<a href=super::i18n::link(Route::Quiz.query())>{tr("cert-take-quiz")}</a></p>
             </section>
         }
         .into_any(),

@@ -60,6 +60,9 @@ fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option
 #[component]
 fn App() -> impl IntoView {
     let pairs = browser::query_pairs();
+    let url_lang = pairs.iter().find(|(k, _)| k == "lang").map(|(_, v)| v.clone());
+    let language_notice = i18n::choose(url_lang.as_deref(), &browser::preferred_languages());
+    browser::set_document_language(i18n::language().tag());
     let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
     let (route, route_notices) = match &embed_options {
         // An embed shows one part of the app, whatever `view` says.
@@ -80,12 +83,13 @@ fn App() -> impl IntoView {
         .filter(|m| !(matches!(route, Route::Lab { .. }) && m.id == "notice-unknown-scenario"))
         .collect();
     notices.extend(embed_notices);
+    notices.extend(language_notice);
     if let Some(options) = &embed_options {
         embed::start(options);
     }
     let embedded = embed_options.is_some();
     let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
-    let bank = QuestionBank::bundled();
+    let bank = QuestionBank::bundled_in(i18n::language());
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
         (Route::Quiz, Route::Quiz | Route::Certificate) => Some("page"),
@@ -98,9 +102,27 @@ fn App() -> impl IntoView {
         name: String::new(),
     };
     let full_app = format!("{}{}", browser::page_base(), full_app_query(&pairs));
+    let languages = move || {
+        let items = crate::i18n::Language::ALL
+            .into_iter()
+            .map(|language| {
+                let current = (language == i18n::language()).then_some("true");
+                view! {
+                    <li><a href=format!("?lang={}", language.tag()) lang=language.tag() hreflang=language.tag()
+                        aria-current=current data-lang=language.tag()
+                        on:click=move |ev| {
+                            ev.prevent_default();
+                            browser::reload_with("lang", language.tag());
+                        }>{language.endonym()}</a></li>
+                }
+            })
+            .collect_view();
+        view! { <nav class="languages" aria-label=tr("nav-language")><ul>{items}</ul></nav> }
+    };
     let nav = if embedded {
         view! {
             <header class="embed-header no-print">
+                {languages()}
                 <a href=full_app target="_blank" rel="noopener" data-testid="open-full">{tr("embed-open-full")}</a>
             </header>
         }
@@ -110,10 +132,11 @@ fn App() -> impl IntoView {
         <header class="site-header no-print">
             <p class="brand">{tr("app-title")}</p>
             <nav aria-label=tr("nav-main")>
-                <a href=lab_link.query() aria-current=current(&lab_link)>{tr("nav-lab")}</a>
-                <a href=Route::Quiz.query() aria-current=current(&Route::Quiz)>{tr("nav-quiz")}</a>
-                <a href=verify_link.query() aria-current=current(&verify_link)>{tr("nav-verify")}</a>
+                <a href=i18n::link(lab_link.query()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
+                <a href=i18n::link(Route::Quiz.query()) aria-current=current(&Route::Quiz)>{tr("nav-quiz")}</a>
+                <a href=i18n::link(verify_link.query()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
+            {languages()}
         </header>
         }
         .into_any()

@@ -3,8 +3,10 @@
 use leptos::prelude::*;
 
 use super::certificate::CertificateCard;
+use super::i18n::{msg, tr};
 use super::{browser, capitalize};
 use crate::embed::{answered_question, quiz_result};
+use crate::i18n::Msg;
 use crate::quiz::attempt::{storage_key, Answer, Attempt, Feedback, RestoreError};
 use crate::quiz::bank::{QuestionBank, QuestionKind};
 use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
@@ -12,6 +14,7 @@ use crate::route::Route;
 
 /// Loads saved progress; an unreadable save is kept under a backup key, never thrown away.
 fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
+    let reason = |error: &RestoreError| capitalize(&msg(&error.message()));
     let key = storage_key(bank.version);
     match browser::load(&key) {
         None => (Attempt::new(bank, browser::random_seed()), None),
@@ -21,9 +24,11 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
                 let backup = format!("{key}.unreadable");
                 let kept = browser::save(&backup, &saved).is_ok();
                 let note = if kept {
-                    format!("{error}. It was kept under \"{backup}\"; a new attempt has started.")
+                    msg(&Msg::new("quiz-restore-kept")
+                        .arg("reason", reason(&error))
+                        .arg("key", &backup))
                 } else {
-                    format!("{error}. A new attempt has started.")
+                    msg(&Msg::new("quiz-restore-lost").arg("reason", reason(&error)))
                 };
                 (Attempt::new(bank, browser::random_seed()), Some(note))
             }
@@ -83,7 +88,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         let saved = attempt.with_untracked(Attempt::save);
         let key = storage_key(bank.with_value(|b| b.version));
         if let Err(e) = browser::save(&key, &saved) {
-            message.set(Some(e));
+            message.set(Some(msg(&e)));
         }
     };
 
@@ -107,7 +112,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             }
         });
         let Some(answer) = answer else {
-            message.set(Some("Choose an option first.".into()));
+            message.set(Some(tr("quiz-choose-first")));
             return;
         };
         let was_complete = bank.with_value(|b| attempt.with_untracked(|a| a.is_complete(b)));
@@ -130,7 +135,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 feedback.set(Some(f));
                 persist();
             }
-            Some(Err(e)) => message.set(Some(format!("{}.", capitalize(&e.to_string())))),
+            Some(Err(e)) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
             None => {}
         }
     };
@@ -165,11 +170,11 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 };
                 let key = certificate::storage_key(cert.quiz_version);
                 if let Err(e) = browser::save(&key, &serde_json::to_string(&record).unwrap_or_default()) {
-                    message.set(Some(e));
+                    message.set(Some(msg(&e)));
                 }
                 issued.set(Some(record));
             }
-            Err(e) => message.set(Some(format!("{}.", capitalize(&e.to_string())))),
+            Err(e) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
         }
     };
 
@@ -223,7 +228,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                     let unit = unit.clone();
                     view! {
                         <label class="numeric">
-                            <span class="visually-hidden">"Your answer"</span>
+                            <span class="visually-hidden">{tr("quiz-your-answer")}</span>
                             <input
                                 type="text"
                                 inputmode="decimal"
@@ -239,12 +244,12 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 }
             };
             let hint = if matches!(q.kind, QuestionKind::Multiple { .. }) {
-                "Select all that apply."
+                tr("quiz-select-all")
             } else {
-                ""
+                String::new()
             };
             view! {
-                <p class="counter">{format!("Question {} of {total} · {}", index + 1, q.topic)}</p>
+                <p class="counter">{msg(&Msg::new("quiz-counter").arg("number", index + 1).arg("total", total).arg("topic", &q.topic))}</p>
                 <fieldset class="question" data-testid="question" data-question-id=q.id.clone()>
                     <legend class="prompt" data-testid="question-prompt">{q.prompt.clone()}</legend>
                     <p class="hint">{hint}</p>
@@ -263,12 +268,12 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 .iter()
                 .map(|o| {
                     let text = q.options()[o.index].text.clone();
-                    let verdict = match (o.correct, o.selected) {
-                        (true, true) => "✓ Correct, and you chose it",
-                        (true, false) => "✓ Correct (not chosen)",
-                        (false, true) => "✗ Not correct, and you chose it",
-                        (false, false) => "✗ Not correct",
-                    };
+                    let verdict = tr(match (o.correct, o.selected) {
+                        (true, true) => "quiz-verdict-chosen-right",
+                        (true, false) => "quiz-verdict-missed",
+                        (false, true) => "quiz-verdict-chosen-wrong",
+                        (false, false) => "quiz-verdict-wrong",
+                    });
                     let class = if o.correct {
                         "opt-feedback right"
                     } else {
@@ -283,15 +288,15 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 })
                 .collect_view()
         });
-        let banner = if f.correct { "Correct!" } else { "Not quite." };
+        let banner = tr(if f.correct { "quiz-correct" } else { "quiz-not-quite" });
         let class = if f.correct {
             "feedback correct"
         } else {
             "feedback incorrect"
         };
         let lab_link = f.scenario.clone().map(|id| {
-            let href = Route::Lab { scenario: Some(id) }.query();
-            view! { <a href=href class="lab-link">"See it in the Lab"</a> }
+            let href = super::i18n::link(Route::Lab { scenario: Some(id) }.query());
+            view! { <a href=href class="lab-link">{tr("quiz-see-in-lab")}</a> }
         });
         Some(view! {
             <section class=class data-testid="feedback" data-correct=f.correct.to_string()>
@@ -305,10 +310,10 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
 
     let score_line = move || {
         let s = bank.with_value(|b| attempt.with(|a| a.score(b)));
-        format!(
-            "First-try score: {} of {} answered correctly ({} of {} questions answered)",
-            s.first_try_correct, s.answered, s.answered, s.total
-        )
+        msg(&Msg::new("quiz-score-line")
+            .arg("correct", s.first_try_correct)
+            .arg("answered", s.answered)
+            .arg("total", s.total))
     };
 
     let navigation = move || {
@@ -318,11 +323,11 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         let wrong = feedback.with(|f| f.as_ref().is_some_and(|f| !f.correct));
         view! {
             <div class="quiz-actions">
-                <button type="button" disabled=index == 0 on:click=move |_| go_to(index - 1)>"Previous"</button>
-                {(!answered).then(|| view! { <button type="button" class="primary" data-testid="check" on:click=check>"Check answer"</button> })}
-                {wrong.then(|| view! { <button type="button" data-testid="try-again" on:click=try_again>"Try again"</button> })}
-                {(index + 1 < total).then(|| view! { <button type="button" data-testid="next" on:click=move |_| go_to(index + 1)>"Next question"</button> })}
-                {complete.then(|| view! { <button type="button" class="primary" data-testid="see-result" on:click=move |_| show_result.set(true)>"See your result"</button> })}
+                <button type="button" disabled=index == 0 on:click=move |_| go_to(index - 1)>{tr("quiz-previous")}</button>
+                {(!answered).then(|| view! { <button type="button" class="primary" data-testid="check" on:click=check>{tr("quiz-check")}</button> })}
+                {wrong.then(|| view! { <button type="button" data-testid="try-again" on:click=try_again>{tr("quiz-try-again")}</button> })}
+                {(index + 1 < total).then(|| view! { <button type="button" data-testid="next" on:click=move |_| go_to(index + 1)>{tr("quiz-next")}</button> })}
+                {complete.then(|| view! { <button type="button" class="primary" data-testid="see-result" on:click=move |_| show_result.set(true)>{tr("quiz-see-result")}</button> })}
             </div>
         }
     };
@@ -336,30 +341,30 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         let needed = format!("{:.0} %", threshold * 100.0);
         let retry_links = unsolved
             .into_iter()
-            .map(|i| view! { <li><button type="button" class="link" on:click=move |_| go_to(i)>{format!("Question {}", i + 1)}</button></li> })
+            .map(|i| view! { <li><button type="button" class="link" on:click=move |_| go_to(i)>{msg(&Msg::new("quiz-question-link").arg("number", i + 1))}</button></li> })
             .collect_view();
         let body = if score.passed {
             view! {
-                <p>{format!("You passed with {} % (pass mark {needed}).", score.percent)}</p>
+                <p>{msg(&Msg::new("quiz-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
                 <form class="name-form" on:submit=move |ev| { ev.prevent_default(); issue(()); }>
-                    <label for="cert-name">"Your name, as it should appear on the certificate"</label>
+                    <label for="cert-name">{tr("quiz-name-label")}</label>
                     <input id="cert-name" data-testid="cert-name" maxlength="80" required
                         prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
-                    <button type="submit" class="primary" data-testid="get-certificate">"Get my certificate"</button>
+                    <button type="submit" class="primary" data-testid="get-certificate">{tr("quiz-get-certificate")}</button>
                 </form>
             }
             .into_any()
         } else {
             view! {
-                <p>{format!("{} %: the pass mark is {needed}. Revisit the questions you missed, then start a new attempt.", score.percent)}</p>
+                <p>{msg(&Msg::new("quiz-not-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
                 <ul class="retry">{retry_links}</ul>
-                <button type="button" data-testid="new-attempt" on:click=new_attempt>"Start a new attempt"</button>
+                <button type="button" data-testid="new-attempt" on:click=new_attempt>{tr("quiz-new-attempt")}</button>
             }
             .into_any()
         };
         Some(view! {
             <section class="result" data-testid="result" data-passed=score.passed.to_string() aria-live="polite">
-                <h2>"Your result"</h2>
+                <h2>{tr("quiz-result-title")}</h2>
                 {body}
             </section>
         })
@@ -367,8 +372,8 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
 
     view! {
         <section class="quiz">
-            <h2>"Quiz: gradient accumulation"</h2>
-            <p class="muted">"Only your first answer to each question counts towards the score; retry as often as you like to learn. Progress is saved in this browser."</p>
+            <h2>{tr("quiz-title")}</h2>
+            <p class="muted">{tr("quiz-intro")}</p>
             <p class="muted" data-testid="score-line">{score_line}</p>
             <div role="status" aria-live="polite" class="message">{move || message.get()}</div>
             {question_view}

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
+use super::i18n::{msg, tr};
 use super::{browser, capitalize};
+use crate::i18n::Msg;
 use crate::quiz::certificate;
 
 #[component]
@@ -15,18 +17,19 @@ pub fn VerifyPage(id: String, name: String) -> impl IntoView {
         result.get().map(|r| match r {
             Ok(cert) => view! {
                 <div class="verdict valid" data-testid="verify-result" data-valid="true">
-                    <h3>"Valid certificate"</h3>
-                    <p>{format!(
-                        "{} passed the Gradient Accumulation Lab quiz (version {}) with {} % on {}.",
-                        cert.name, cert.quiz_version, cert.score_percent, cert.date.iso()
-                    )}</p>
+                    <h3>{tr("verify-valid")}</h3>
+                    <p>{msg(&Msg::new("verify-valid-text")
+                        .arg("name", &cert.name)
+                        .arg("version", cert.quiz_version)
+                        .arg("score", cert.score_percent)
+                        .arg("date", cert.date.iso()))}</p>
                 </div>
             }
             .into_any(),
             Err(e) => view! {
                 <div class="verdict invalid" data-testid="verify-result" data-valid="false">
-                    <h3>"Not valid"</h3>
-                    <p>{format!("{}.", capitalize(&e.to_string()))}</p>
+                    <h3>{tr("verify-invalid")}</h3>
+                    <p>{format!("{}.", capitalize(&msg(&e.message())))}</p>
                 </div>
             }
             .into_any(),
@@ -34,23 +37,20 @@ pub fn VerifyPage(id: String, name: String) -> impl IntoView {
     };
     view! {
         <section class="verify">
-            <h2>"Verify a certificate"</h2>
+            <h2>{tr("verify-title")}</h2>
             <form on:submit=move |ev| { ev.prevent_default(); result.set(Some(check())); }>
-                <label for="verify-id">"Certificate ID"</label>
+                <label for="verify-id">{tr("verify-id-label")}</label>
                 <input id="verify-id" data-testid="verify-id" autocomplete="off" spellcheck="false"
                     placeholder="XXXXX-XXXXX-XXXXX"
                     prop:value=move || id_text.get() on:input=move |ev| id_text.set(event_target_value(&ev)) />
-                <label for="verify-name">"Name on the certificate"</label>
+                <label for="verify-name">{tr("verify-name-label")}</label>
                 <input id="verify-name" data-testid="verify-name"
                     prop:value=move || name_text.get() on:input=move |ev| name_text.set(event_target_value(&ev)) />
-                <button type="submit" class="primary" data-testid="verify">"Verify"</button>
+                <button type="submit" class="primary" data-testid="verify">{tr("verify-button")}</button>
             </form>
             <div aria-live="polite">{result_view}</div>
             <p class="trust" data-testid="trust-note">
-                "What this check means: this app has no server, so it cannot keep a signing key secret. "
-                "A valid ID proves integrity: the name, score, date and quiz version are exactly those it was "
-                "issued with, and a typo or an edit is detected. It does not prove who issued it: anyone with "
-                "this app's code could make a valid ID."
+                {tr("verify-trust")}
             </p>
         </section>
     }

@@ -66,7 +66,12 @@ async fn open_gpu(signals: LabSignals, force_cpu: bool) -> Option<GpuContext> {
     } else {
         match GpuContext::new().await {
             Ok(context) => {
-                signals.engine.set(EngineBadge::Gpu(context.adapter_name.clone()));
+                let name = if context.name_disclosed {
+                    context.adapter_name.clone()
+                } else {
+                    super::super::i18n::tr("engine-adapter-hidden")
+                };
+                signals.engine.set(EngineBadge::Gpu(name));
                 return Some(context);
             }
             Err(crate::gpu::GpuError::NoAdapter(_)) => Msg::new("engine-no-adapter"),

@@ -263,11 +263,13 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let menu = texts::experiment_ids()
         .into_iter()
         .map(|id| {
-            let href = LabControls {
-                scenario: id.to_string(),
-                ..options.controls.clone()
-            }
-            .to_query();
+            let href = super::i18n::link(
+                LabControls {
+                    scenario: id.to_string(),
+                    ..options.controls.clone()
+                }
+                .to_query(),
+            );
             view! {
                 <li><a href=href aria-current=move || (experiment() == id).then_some("page")
                     data-scenario=id
@@ -372,7 +374,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     }>{tr("button-reset")}</button>
                 <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
             </div>
-            <p class="status" role="status" aria-live="polite" data-testid="status">{status}</p>
+            <p class="status" role="status" aria-live="polite" data-testid="status"
+                data-transport=move || transport.with(Transport::kind)>{status}</p>
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">

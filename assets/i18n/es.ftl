@@ -1,0 +1,258 @@
+# Mensajes en español de Gradient Accumulation Lab. Mismos ids que en.ftl (una prueba falla si
+# falta alguno).
+
+## Estructura del sitio
+app-title = Gradient Accumulation Lab
+nav-main = Principal
+nav-lab = Laboratorio
+nav-quiz = Cuestionario
+nav-verify = Verificar un certificado
+nav-language = Idioma
+notice-unknown-page = Página desconocida «{ $value }»; se muestra el laboratorio.
+notice-unknown-scenario = Escenario desconocido «{ $value }»; se muestra el predeterminado.
+notice-bad-parameter = «{ $value }» no es un valor válido para { $parameter }; se usa el predeterminado.
+notice-bad-combination = Estos ajustes no se pueden combinar; se usan los predeterminados.
+quiz-load-failed = No se pudo cargar el cuestionario: { $reason }
+
+## Escenarios
+scenarios-nav = Escenarios
+scenario-scaling-title = Lote completo frente a acumulado frente a sin escalar (SGD)
+scenario-scaling-explanation = Tres ejecuciones parten de los mismos pesos y ven los mismos 256 ejemplos en cada paso. La primera los toma como un solo lote. La segunda los divide en 4 microlotes de 64, escala la pérdida de cada microlote por 1/4 y suma los gradientes antes de un paso del optimizador. La tercera suma los gradientes sin el 1/4, así que su gradiente es 4 veces demasiado grande.
+scenario-scaling-notice = Observa: las curvas del lote completo y de 1/N coinciden; la ejecución sin escalar entrena como si su tasa de aprendizaje fuera 4 veces mayor y oscila.
+scenario-scaling_adam-title = Lo mismo con Adam
+scenario-scaling_adam-explanation = Las mismas tres ejecuciones con Adam. Adam divide cada paso por una estimación móvil del tamaño del propio gradiente, así que multiplicar cada gradiente por 4 también multiplica esa estimación por 4 y ambos se cancelan; solo el pequeño épsilon del denominador nota la diferencia.
+scenario-scaling_adam-notice = Observa: con Adam la ejecución sin escalar se mantiene cerca de las otras dos, mientras que con SGD no.
+scenario-norms-title = BatchNorm frente a LayerNorm frente a GroupNorm con acumulación
+scenario-norms-explanation = BatchNorm normaliza con la media y la varianza de los ejemplos del lote que ve. Con acumulación ve un microlote cada vez, así que sus estadísticas (y por tanto su gradiente) difieren de las del lote completo. LayerNorm y GroupNorm normalizan cada ejemplo por separado, así que la acumulación da el gradiente del lote completo.
+scenario-norms-notice = Observa: el error de gradiente de BatchNorm está muy por encima del de LayerNorm y GroupNorm, que quedan en la precisión de coma flotante; sus estadísticas móviles se actualizan una vez por microlote, 4 veces por paso del optimizador.
+scenario-variable_length-title = Secuencias de longitud variable
+scenario-variable_length-explanation = Cada ejemplo es una secuencia cuyos tokens tienen cada uno una pérdida, y las secuencias tienen longitudes distintas. Promediar por microlote y luego promediar esas medias pesa más un token de un microlote corto que uno de un microlote largo. Dividir la pérdida sumada por el número total de tokens de todo el lote da a cada token el mismo peso, como hace el lote completo.
+scenario-variable_length-notice = Observa: «media de medias» tiene un error de gradiente claro; «/ tokens totales» coincide con el lote completo.
+scenario-pitfalls-title = Trampas: zero_grad, recorte, planificador
+scenario-pitfalls-explanation = Cuatro errores que cometen los bucles de entrenamiento reales, cada uno frente al bucle correcto: olvidar zero_grad (los gradientes se acumulan entre pasos), llamarlo en cada microlote (solo sobrevive el gradiente del último microlote), recortar cada microlote en vez del gradiente sumado, y avanzar el planificador de la tasa de aprendizaje por microlote en vez de por paso del optimizador.
+scenario-pitfalls-notice = Observa: cada llamada mal colocada aleja el gradiente o la tasa de aprendizaje de los de la ejecución correcta; la ejecución correcta no tiene error de gradiente.
+scenario-memory-title = Memoria de activaciones
+scenario-memory-explanation = La acumulación cambia tiempo por memoria: las pasadas hacia delante y hacia atrás solo guardan las activaciones de un microlote. Las barras muestran la memoria de activaciones del microlote más grande de cada ejecución frente al lote completo.
+scenario-memory-notice = Observa: las curvas de entrenamiento son iguales en las tres ejecuciones, mientras que la memoria de activaciones baja con N.
+scenario-sandbox-title = Zona libre
+scenario-sandbox-explanation = Elige tú los datos, la red, el optimizador, B y N. Tres ejecuciones entrenan en paralelo: el lote completo, N microlotes acumulados con la pérdida escalada por 1/N, y lo mismo sin escalar.
+scenario-sandbox-notice = Observa: con la pérdida escalada por 1/N la ejecución acumulada coincide con el lote completo para cualquier ajuste, salvo con BatchNorm.
+
+## Ejecuciones
+run-full-batch = lote completo
+run-accumulate-scaled = acumular { $n }, pérdida / { $n }
+run-accumulate-unscaled = acumular { $n }, sin escalar
+
+## Controles
+controls-title = Ajustes
+controls-preset-note = Este escenario fija sus ajustes. La semilla y los pasos por fotograma sí se aplican; para cambiar el resto, cópialo a la zona libre.
+controls-copy-to-sandbox = Editar estos ajustes en la zona libre
+control-scenario-label = Escenario
+control-dataset-label = Datos
+control-hidden-label = Anchuras ocultas
+control-hidden-hint = anchuras separadas por «-», por ejemplo 64-64
+control-activation-label = Activación
+control-norm-label = Normalización
+control-optimizer-label = Optimizador
+control-lr-label = Tasa de aprendizaje
+control-batch-label = Tamaño de lote B
+control-n-label = Microlotes N
+control-seed-label = Semilla
+control-spf-label = Pasos por fotograma
+control-error-scenario = no existe el escenario «{ $value }»
+control-error-hidden-count = usa de 1 a 4 capas ocultas
+control-error-hidden-width = cada anchura debe estar entre 1 y { $max }; { $width } no lo está
+control-error-hidden-format = escribe números enteros separados por «-», por ejemplo 64-64
+control-error-group-width = GroupNorm usa 4 grupos: cada anchura debe ser múltiplo de 4
+control-error-learning-rate = elige una tasa de aprendizaje entre { $low } y { $high }
+control-error-batch = elige un tamaño de lote B entre { $low } y { $high }
+control-error-n-zero = N debe ser al menos 1
+control-error-n-too-large = N = { $n } es mayor que B = { $batch }: algún microlote quedaría vacío
+control-error-not-divisible = B = { $batch } no es divisible entre N = { $n }: los microlotes tendrían tamaños distintos
+control-error-batchnorm-micro = BatchNorm necesita al menos 2 ejemplos por microlote
+control-error-steps-per-frame = elige de { $low } a { $high } pasos por fotograma
+control-error-number = escribe un número
+controls-invalid = Corrige los ajustes marcados en rojo en Ajustes para empezar.
+dataset-spiral = espiral
+dataset-two_moons = dos lunas
+dataset-circles = círculos
+dataset-xor_blobs = nubes XOR
+dataset-variable_length_sequences = secuencias de longitud variable
+activation-relu = ReLU
+activation-tanh = tanh
+activation-gelu = GELU
+norm-none = ninguna
+norm-batch = BatchNorm
+norm-layer = LayerNorm
+norm-group = GroupNorm
+optimizer-sgd = SGD
+optimizer-momentum = SGD con momento
+optimizer-adam = Adam
+optimizer-adamw = AdamW
+
+## Reproducción
+transport-label = Entrenamiento
+button-play = Reproducir
+button-pause = Pausa
+button-step = Un paso
+button-reset = Reiniciar
+status-idle = Listo. Pulsa reproducir para entrenar.
+status-running = Entrenando…
+status-paused = En pausa en el paso { $step }.
+status-finished = Terminados { $step } pasos.
+status-preparing = Preparando el motor…
+status-error = El entrenamiento se detuvo: { $reason }
+status-step-limit = Se alcanzó el límite de { $step } pasos; pulsa reiniciar para empezar de nuevo.
+
+## Motor
+engine-adapter-hidden = el navegador no revela el nombre del adaptador
+engine-label = Motor
+engine-webgpu = WebGPU: { $adapter }
+engine-cpu = CPU (WebAssembly)
+engine-cpu-fallback = CPU de respaldo: { $reason }
+engine-fallback-notice = WebGPU no está disponible aquí ({ $reason }), así que el laboratorio entrena en el motor de CPU; los números son los mismos, solo más lento.
+engine-lost-notice = WebGPU se detuvo ({ $reason }); el laboratorio repitió la ejecución en el motor de CPU y continúa allí con los mismos números.
+engine-no-webgpu = este navegador no tiene WebGPU
+engine-no-adapter = el navegador no ofrece ningún adaptador WebGPU
+engine-gpu-error = WebGPU falló: { $reason }
+engine-forced-cpu = el motor de CPU se eligió en la URL
+
+## Resultados
+results-title = Tras el paso { $step }
+results-run = ejecución
+results-loss = pérdida de entrenamiento
+results-grad-error = error de gradiente frente al lote completo
+results-cosine = coseno con el lote completo
+results-grad-norm = norma del gradiente
+results-accuracy = precisión en prueba
+results-none = no medido
+results-empty = Aún no hay pasos.
+results-match = Las pérdidas del lote completo y de la acumulación (pérdida / N) coinciden en los 6 dígitos mostrados.
+results-differ = Las pérdidas del lote completo y de la acumulación (pérdida / N) difieren en los 6 dígitos mostrados.
+running-stats-title = Estadísticas móviles de BatchNorm
+running-stats-updates = { $run }: { $updates } actualizaciones en { $steps } pasos ({ $per } por paso); primeras medias móviles: { $values }
+
+## Gráficas
+chart-loss = Pérdida de entrenamiento
+chart-grad-error = Error de gradiente frente al lote completo (escala log)
+chart-grad-norm = Norma del gradiente
+chart-cosine = Coseno con el gradiente del lote completo
+chart-accuracy = Precisión en prueba
+chart-step = paso del optimizador
+chart-download-png = Descargar PNG
+chart-boundary = Frontera de decisión: { $run }
+charts-boundaries = Fronteras de decisión tras el paso { $step }
+download-csv = Descargar métricas (CSV)
+chart-no-data = Se dibuja tras el primer paso.
+chart-error-floor = el 0 exacto se dibuja en 1e-12
+
+## Memoria
+memory-title = Memoria máxima de activaciones
+memory-gpu-source = Bytes que el motor WebGPU reservó para las activaciones de entrenamiento.
+memory-model-source = Bytes de activaciones que guarda el motor de CPU (la GPU reservaría lo mismo para esta red).
+memory-bar = { $run }: { $bytes }
+memory-full-batch = lote completo de { $batch }
+run-scaling-0 = lote completo
+run-scaling-1 = acumular 4, pérdida / 4
+run-scaling-2 = acumular 4, sin escalar
+run-norms-0 = BatchNorm, lote completo
+run-norms-1 = BatchNorm, acumular 4
+run-norms-2 = LayerNorm, lote completo
+run-norms-3 = LayerNorm, acumular 4
+run-norms-4 = GroupNorm, lote completo
+run-norms-5 = GroupNorm, acumular 4
+run-variable_length-0 = lote completo
+run-variable_length-1 = acumular 4, media de medias
+run-variable_length-2 = acumular 4, / tokens totales
+run-pitfalls-0 = acumulación correcta
+run-pitfalls-1 = zero_grad olvidado
+run-pitfalls-2 = zero_grad en cada microlote
+run-pitfalls-3 = recorte en cada microlote
+run-pitfalls-4 = planificador en cada microlote
+run-memory-0 = lote completo
+run-memory-1 = acumular 4
+run-memory-2 = acumular 16
+
+## Incrustación
+embed-open-full = Abrir en el laboratorio completo ↗
+
+## Cuestionario
+quiz-title = Cuestionario: acumulación de gradientes
+quiz-intro = Solo tu primera respuesta a cada pregunta cuenta para la nota; repite cuantas veces quieras para aprender. El progreso se guarda en este navegador.
+quiz-score-line = Nota al primer intento: { $correct } de { $answered } respondidas bien ({ $answered } de { $total } preguntas respondidas)
+quiz-counter = Pregunta { $number } de { $total } · { $topic }
+quiz-select-all = Marca todas las que correspondan.
+quiz-your-answer = Tu respuesta
+quiz-choose-first = Elige primero una opción.
+quiz-verdict-chosen-right = ✓ Correcta, y la elegiste
+quiz-verdict-missed = ✓ Correcta (no elegida)
+quiz-verdict-chosen-wrong = ✗ Incorrecta, y la elegiste
+quiz-verdict-wrong = ✗ Incorrecta
+quiz-correct = ¡Correcto!
+quiz-not-quite = No del todo.
+quiz-see-in-lab = Verlo en el laboratorio
+quiz-previous = Anterior
+quiz-check = Comprobar respuesta
+quiz-try-again = Intentar de nuevo
+quiz-next = Siguiente pregunta
+quiz-see-result = Ver tu resultado
+quiz-question-link = Pregunta { $number }
+quiz-passed = Has aprobado con un { $percent } % (nota mínima { $needed }).
+quiz-name-label = Tu nombre, tal como debe aparecer en el certificado
+quiz-get-certificate = Obtener mi certificado
+quiz-not-passed = { $percent } %: la nota mínima es { $needed }. Repasa las preguntas que fallaste y empieza un nuevo intento.
+quiz-new-attempt = Empezar un nuevo intento
+quiz-result-title = Tu resultado
+quiz-restore-kept = { $reason }. Se guardó en «{ $key }»; ha empezado un nuevo intento.
+quiz-restore-lost = { $reason }. Ha empezado un nuevo intento.
+quiz-restore-unreadable = no se pudo leer el progreso guardado del cuestionario: { $detail }
+quiz-restore-other-version = el progreso guardado es de la versión { $saved } del banco de preguntas; esta es la versión { $current }
+quiz-error-no-question = no existe la pregunta { $index }
+quiz-error-wrong-kind = esta respuesta no corresponde a la pregunta
+quiz-error-no-option = la opción { $index } no existe
+quiz-error-empty = elige al menos una opción
+quiz-error-number = escribe un número
+storage-blocked = el almacenamiento del navegador está bloqueado, así que el progreso no se guarda
+storage-save-failed = no se pudo guardar el progreso (almacenamiento lleno o bloqueado)
+
+## Certificado
+cert-kicker = Certificado de aprovechamiento
+cert-quiz-name = Cuestionario de Gradient Accumulation Lab
+cert-passed-short = aprobado con un { $score } % el { $date } (versión del cuestionario { $version })
+cert-passed = aprobó el cuestionario de Gradient Accumulation Lab con un { $score } % el { $date } (versión del cuestionario { $version })
+cert-id-label = ID del certificado:
+cert-share-label = Enlace para compartir
+cert-open-verify = Abrir la página de verificación
+cert-print = Imprimir
+cert-download = Descargar PNG
+cert-downloaded = PNG descargado.
+cert-download-failed = No se pudo crear el PNG: { $reason }
+cert-verify-hint = Verifica este ID en el laboratorio: Verificar un certificado
+cert-stored-invalid = El certificado guardado no es válido: { $reason }
+cert-none-title = Aún no tienes certificado
+cert-none-text = Aprueba el cuestionario para conseguir uno.
+cert-take-quiz = Hacer el cuestionario
+cert-error-length = un ID de certificado tiene { $expected } caracteres (sin contar guiones); este tiene { $got }
+cert-error-character = «{ $character }» en la posición { $position } no se usa en los ID de certificado
+cert-error-check = los caracteres de control no coinciden: se escribió mal o se cambió un carácter
+cert-error-format = este ID usa el formato { $format }, que esta versión de la aplicación no conoce
+cert-error-score = el ID contiene una nota imposible del { $score } %
+cert-error-future = la fecha del ID, { $date }, está en el futuro
+cert-error-name-mismatch = el nombre no coincide con este certificado (o el ID se modificó)
+cert-error-name = el nombre debe tener de 1 a { $max } caracteres
+cert-error-date = la fecha debe estar entre 2025-01-01 y 2114
+
+## Verificación
+verify-title = Verificar un certificado
+verify-id-label = ID del certificado
+verify-name-label = Nombre en el certificado
+verify-button = Verificar
+verify-valid = Certificado válido
+verify-valid-text = { $name } aprobó el cuestionario de Gradient Accumulation Lab (versión { $version }) con un { $score } % el { $date }.
+verify-invalid = No válido
+verify-trust = Qué significa esta comprobación: esta aplicación no tiene servidor, así que no puede guardar en secreto una clave de firma. Un ID válido prueba la integridad: el nombre, la nota, la fecha y la versión del cuestionario son exactamente los de su emisión, y se detecta cualquier errata o cambio. No prueba quién lo emitió: cualquiera con el código de esta aplicación podría crear un ID válido.
+
+## Página de rendimiento
+bench-title = Rendimiento
+bench-intro = La carga de trabajo canónica en el motor de CPU (wasm) y en WebGPU. Las cifras aparecen abajo al terminar.
+bench-running = midiendo…
