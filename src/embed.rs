@@ -177,29 +177,30 @@ pub fn iso_duration(seconds: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Statement(pub Value);
 
-fn activity(path: &str, name: &str, kind: &str) -> Value {
+/// An activity named in `language` (a BCP 47 tag: the name's language map key).
+fn activity(path: &str, name: &str, language: &str, kind: &str) -> Value {
     json!({
         "objectType": "Activity",
         "id": format!("{ACTIVITY_BASE}/{path}"),
-        "definition": { "name": { "en-US": name }, "type": format!("http://adlnet.gov/expapi/activities/{kind}") }
+        "definition": { "name": { language: name }, "type": format!("http://adlnet.gov/expapi/activities/{kind}") }
     })
 }
 
 /// A learner trained a Lab experiment far enough to see what it shows.
-pub fn experienced_scenario(scenario: &str, title: &str, steps: u64, seconds: f64) -> Statement {
+pub fn experienced_scenario(scenario: &str, title: &str, language: &str, steps: u64, seconds: f64) -> Statement {
     Statement(json!({
         "verb": verb("experienced"),
-        "object": activity(&format!("lab/{scenario}"), title, "simulation"),
+        "object": activity(&format!("lab/{scenario}"), title, language, "simulation"),
         "result": { "completion": true, "duration": iso_duration(seconds),
                     "extensions": { format!("{ACTIVITY_BASE}/extensions/steps"): steps } }
     }))
 }
 
 /// The first answer to a quiz question (only first answers count towards the score).
-pub fn answered_question(question_id: &str, prompt: &str, correct: bool, response: &str) -> Statement {
+pub fn answered_question(question_id: &str, prompt: &str, language: &str, correct: bool, response: &str) -> Statement {
     Statement(json!({
         "verb": verb("answered"),
-        "object": activity(&format!("quiz/{question_id}"), prompt, "cmi.interaction"),
+        "object": activity(&format!("quiz/{question_id}"), prompt, language, "cmi.interaction"),
         "result": { "success": correct, "response": response }
     }))
 }
@@ -213,7 +214,7 @@ pub fn quiz_result(correct: usize, total: usize, passed: bool, seconds: f64) -> 
         "completion": true,
         "duration": iso_duration(seconds)
     });
-    let object = activity("quiz", "Gradient accumulation quiz", "assessment");
+    let object = activity("quiz", "Gradient accumulation quiz", "en-US", "assessment");
     [
         Statement(json!({ "verb": verb("completed"), "object": object, "result": result })),
         Statement(
@@ -296,10 +297,11 @@ mod tests {
         assert_eq!(passed.0["result"]["duration"], "PT1M35S");
         let [_, failed] = quiz_result(3, 17, false, 10.0);
         assert_eq!(failed.0["verb"]["display"]["en-US"], "failed");
-        let answered = answered_question("q1", "Why?", false, "b");
+        let answered = answered_question("q1", "¿Por qué?", "es", false, "b");
+        assert_eq!(answered.0["object"]["definition"]["name"]["es"], "¿Por qué?");
         assert_eq!(answered.0["result"]["success"], false);
         assert_eq!(answered.0["object"]["id"], format!("{ACTIVITY_BASE}/quiz/q1"));
-        let experienced = experienced_scenario("norms", "Norms", 50, 12.0);
+        let experienced = experienced_scenario("norms", "Norms", "en", 50, 12.0);
         assert_eq!(experienced.0["verb"]["display"]["en-US"], "experienced");
         assert_eq!(experienced.0["result"]["completion"], true);
     }

@@ -57,7 +57,14 @@ fn report_to_host(
         attempt.with_untracked(|a| {
             let question = &b.questions[index];
             if a.progress_of(question).is_some_and(|p| p.tries == 1) {
-                super::embed::report(&answered_question(&question.id, &question.prompt, correct, response));
+                let language = super::i18n::language().tag();
+                super::embed::report(&answered_question(
+                    &question.id,
+                    &question.prompt,
+                    language,
+                    correct,
+                    response,
+                ));
             }
             if !was_complete && a.is_complete(b) {
                 let score = a.score(b);

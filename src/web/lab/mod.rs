@@ -249,7 +249,14 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         if super::embed::is_active() && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
             reported.update_value(|r| r.push(id.clone()));
             let seconds = (browser::now_ms() - opened_ms.get_value()) / 1000.0;
-            super::embed::report(&experienced_scenario(&id, &msg(&texts::title(&id)), steps, seconds));
+            let language = super::i18n::language().tag();
+            super::embed::report(&experienced_scenario(
+                &id,
+                &msg(&texts::title(&id)),
+                language,
+                steps,
+                seconds,
+            ));
         }
         id
     });
