@@ -12,17 +12,22 @@ export async function currentQuestion(page) {
   return bank.questions.find((q) => q.id === id);
 }
 
-export async function answer(page, question, right) {
+/**
+ * Answers the question on screen. `dispatch` clicks by dispatching the event on the element,
+ * for pages inside an iframe whose host keeps resizing it (pointer clicks can miss there).
+ */
+export async function answer(page, question, right, { dispatch = false } = {}) {
+  const click = (locator) => (dispatch ? locator.dispatchEvent('click') : locator.click());
   if (question.kind === 'numeric') {
     await page.getByTestId('numeric-answer').fill(String(right ? question.answer : question.answer + 7));
   } else {
     const chosen = question.options.filter((o) => o.correct === right);
     const picks = question.kind === 'multiple' && right ? chosen : chosen.slice(0, 1);
     for (const option of picks) {
-      await page.locator('label.option', { hasText: option.text }).click();
+      await click(page.locator('label.option', { hasText: option.text }));
     }
   }
-  await page.getByTestId('check').click();
+  await click(page.getByTestId('check'));
   const feedback = page.getByTestId('feedback');
   await feedback.waitFor();
   assert.equal(await feedback.getAttribute('data-correct'), String(right), `${question.id}: graded as expected`);

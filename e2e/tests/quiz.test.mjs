@@ -2,6 +2,7 @@
 // the certificate; and its share link verified in a fresh browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { withAppAndBrowser, screenshot } from '../harness.mjs';
 import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
 
