@@ -78,20 +78,25 @@ pub fn print() {
     }
 }
 
-/// Saves a canvas's content as a PNG download.
-pub fn download_canvas_png(canvas: &web_sys::HtmlCanvasElement, file_name: &str) -> Result<(), String> {
-    let url = canvas
-        .to_data_url()
-        .map_err(|_| "could not encode the image".to_string())?;
+/// Starts the download of `url` (a data URL) as `file_name`, through a link that is never shown.
+fn download_url(url: &str, file_name: &str) -> Result<(), String> {
     let document = window()?.document().ok_or("no document")?;
     let anchor: web_sys::HtmlAnchorElement = document
         .create_element("a")
         .map_err(|_| "could not create a link".to_string())?
         .unchecked_into();
-    anchor.set_href(&url);
+    anchor.set_href(url);
     anchor.set_download(file_name);
     anchor.click();
     Ok(())
+}
+
+/// Saves a canvas's content as a PNG download.
+pub fn download_canvas_png(canvas: &web_sys::HtmlCanvasElement, file_name: &str) -> Result<(), String> {
+    let url = canvas
+        .to_data_url()
+        .map_err(|_| "could not encode the image".to_string())?;
+    download_url(&url, file_name)
 }
 
 /// A canvas element not attached to the page.
@@ -194,15 +199,7 @@ pub fn download_text(file_name: &str, mime: &str, text: &str) -> Result<(), Stri
         "data:{mime};charset=utf-8,{}",
         String::from(js_sys::encode_uri_component(text))
     );
-    let document = window()?.document().ok_or("no document")?;
-    let anchor: web_sys::HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(|_| "could not create a link".to_string())?
-        .unchecked_into();
-    anchor.set_href(&url);
-    anchor.set_download(file_name);
-    anchor.click();
-    Ok(())
+    download_url(&url, file_name)
 }
 
 /// The browser's preferred languages, most preferred first.
