@@ -4,10 +4,13 @@
 //! - [`sim`]: the simulation core (data, model, CPU reference, regimes, metrics, lab). Pure Rust.
 //! - [`gpu`]: WGSL kernels through wgpu (depends on `sim` only).
 //! - [`quiz`], [`route`], [`lab_state`]: plain state of the app's pages, tested natively.
+//! - [`credential`]: signed certificates (Open Badges 3.0, eddsa-jcs-2022, did:web, status
+//!   lists), pure Rust on both targets: the issuer signs with it, the verify page checks with it.
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
 //! - `cli` (native only): the `gradlab` command's logic.
 //! - `web` (wasm only): the Leptos app.
 
+pub mod credential;
 pub mod embed;
 pub mod gpu;
 pub mod i18n;

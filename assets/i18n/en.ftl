@@ -241,16 +241,84 @@ cert-error-future = the ID's date { $date } is in the future
 cert-error-name-mismatch = the name does not match this certificate (or the ID was altered)
 cert-error-name = the name must be 1 to { $max } characters
 cert-error-date = the date must be between 2025-01-01 and 2114
+cert-error-issued = this ID names a credential signed by its issuer: check it with the issuer, not with a name
+cert-error-issued-range = an issued ID needs a serial from 1 to { $max } and a nonce below { $limit }
 
 ## Verification
 verify-title = Verify a certificate
 verify-id-label = Certificate ID
 verify-name-label = Name on the certificate
 verify-button = Verify
-verify-valid = Valid certificate
 verify-valid-text = { $name } passed the Gradient Accumulation Lab quiz (version { $version }) with { $score } % on { $date }.
-verify-invalid = Not valid
-verify-trust = What this check means: this app has no server, so it cannot keep a signing key secret. A valid ID proves integrity: the name, score, date and quiz version are exactly those it was issued with, and a typo or an edit is detected. It does not prove who issued it: anyone with this app's code could make a valid ID.
+verify-trust = What these checks mean. A signed credential (an ID from an issuer, or a certificate file) is checked here, in your browser: its Ed25519 signature (eddsa-jcs-2022) against the key its issuer publishes at its own web address (did:web), and its status against the issuer's signed revocation list. A valid signature proves that whoever controls that address issued it to that name with that score, and that nothing was changed since; it does not prove who took the quiz. An integrity-only ID (made by the app when no issuer was reachable) proves integrity only: the name, score, date and quiz version are exactly those it was made with, and a typo or an edit is detected. It does not prove who issued it: the app alone has no server to keep a signing key secret, so anyone with this app's code could make a valid ID.
+
+## Signed credentials (Open Badges 3.0): texts signed into the credential, name rules, verification
+badge-credential-name = Gradient Accumulation Lab: quiz passed
+badge-credential-description = { $name } answered { $correct } of the { $total } questions of the Gradient Accumulation Lab quiz (version { $version }) correctly on the first try: { $score } %.
+badge-achievement-name = Gradient accumulation quiz, version { $version }
+badge-achievement-description = Passing the quiz of Gradient Accumulation Lab, an interactive lab that trains a small neural network to show when accumulating gradients over micro-batches matches one large batch and when it does not: loss scaling, normalization layers, variable-size micro-batches, gradient clipping and learning-rate schedules.
+badge-criteria = Answer all { $total } questions of the quiz (version { $version }) and get at least { $needed } % of them right on the first try. Only the first answer to each question counts; the issuer grades the answers itself.
+badge-result-name = Share of questions answered correctly on the first try
+badge-name-error-empty = the name is empty
+badge-name-error-too-long = the name has { $chars } characters; at most { $max } are allowed
+badge-name-error-control = the name contains the control character U+{ $code }
+badge-name-error-direction = the name contains the text-direction control U+{ $code }, which could reorder the text around it
+verify-error-malformed = this is not a readable Open Badge credential: its { $field } is missing or malformed
+verify-error-unknown-issuer = the credential names the issuer { $issuer }, but the DID document given is that of { $did }
+verify-error-unknown-key = the credential was signed with { $key }, which its issuer does not list as a signing key
+verify-error-unsigned = the credential has no signature
+verify-error-unsupported-proof = the credential's signature is not an eddsa-jcs-2022 Data Integrity proof of an assertion
+verify-error-malformed-proof = the credential's signature is malformed
+verify-error-tampered = the signature does not match the content: the credential was changed after it was signed
+verify-error-status-mismatch = the status list given is { $url }, but the credential's status is kept in { $expected }
+verify-error-status-invalid = the status list is not a valid revocation list signed by the credential's issuer
+verify-error-status-index = the credential's status index { $index } is outside its status list
+
+## Signed certificates: asking the issuer, the certificate card, the verify page
+issue-busy = Asking the certificate issuer to grade your answers and sign your certificate…
+issue-unreachable = The certificate issuer could not be reached ({ $reason }). Your answers are saved.
+issue-try-again = Try again
+issue-integrity-only = Get an integrity-only certificate instead
+issue-not-passed = The issuer graded your answers as not passing ({ $percent } %), so it signed no certificate. Only the first answer to each question counts.
+issue-not-passed-no-score = The issuer graded your answers as not passing, so it signed no certificate. Only the first answer to each question counts.
+issue-refused = The issuer refused the request: { $detail }
+issue-rate-limited = The issuer has had too many requests from this address. Wait { $seconds } s, then try again.
+issue-rate-limited-later = The issuer has had too many requests from this address. Wait a minute, then try again.
+cert-stored-unreadable = The certificate saved in this browser (under "{ $key }") could not be read: { $reason }
+cert-signed = Signed credential (Open Badges 3.0)
+cert-signed-by = Signed by { $issuer }:
+cert-integrity-only = Integrity only: no issuer signed this certificate. Its ID proves that the name, score and date were not changed, not who issued it.
+cert-download-json = Download credential (JSON)
+cert-json-downloaded = Credential downloaded.
+cert-baked-note = The PNG carries the signed credential inside it, so the image alone can be verified.
+verify-name-hint = Only needed for integrity-only IDs (made by the app without an issuer).
+verify-file-label = Or check a file: a certificate PNG or a credential (JSON)
+verify-file-hint = Choose a file, or drop it here.
+verify-checking = Checking…
+verify-checked-id = Checked: certificate ID { $id }
+verify-checked-file = Checked: the file { $file }
+verify-status-valid = Valid: signed by its issuer
+verify-status-revoked = Revoked by its issuer
+verify-status-tampered = Not valid: changed after signing
+verify-status-unknown-issuer = Unknown issuer
+verify-status-unknown-id = Unknown certificate ID
+verify-status-unreachable = Issuer unreachable
+verify-status-integrity-only = Valid ID (integrity only)
+verify-status-invalid = Not valid
+verify-checked-signature = Signature: { $suite }, made with the issuer's key { $key }; it matches the content.
+verify-checked-issuer = Issued by { $issuer } ({ $did })
+verify-checked-active = Status: not revoked (checked just now against the issuer's signed status list).
+verify-checked-revoked = Status: revoked (the issuer's signed status list marks it).
+verify-checked-status-unknown = Status: unknown (the issuer's status list could not be fetched).
+verify-integrity-only-note = Integrity only: anyone could make this ID; it proves that name, score and date were not changed.
+verify-reason-unknown-id = the issuer has no credential with this ID (check it for typos)
+verify-reason-unreachable = the certificate issuer could not be reached ({ $reason }), so nothing was checked
+verify-reason-did = the issuer { $did } could not be resolved: { $reason }
+verify-reason-status-unreachable = the signature is valid, but the issuer's status list could not be fetched ({ $reason }), so it is unknown whether the credential was revoked
+verify-reason-revoked = the issuer has withdrawn this credential; it no longer certifies anything
+verify-file-not-baked = this PNG carries no credential (no openbadgecredential chunk): it shows a certificate but cannot prove one
+verify-file-unreadable = the file could not be read: { $reason }
+verify-file-not-credential = this file is neither a credential (JSON) nor a certificate PNG
 
 ## Benchmark page
 bench-title = Benchmark

@@ -241,16 +241,84 @@ cert-error-future = la fecha del ID, { $date }, está en el futuro
 cert-error-name-mismatch = el nombre no coincide con este certificado (o el ID se modificó)
 cert-error-name = el nombre debe tener de 1 a { $max } caracteres
 cert-error-date = la fecha debe estar entre 2025-01-01 y 2114
+cert-error-issued = este ID nombra una credencial firmada por su emisor: compruébala con el emisor, no con un nombre
+cert-error-issued-range = un ID emitido necesita un número de serie de 1 a { $max } y un nonce menor que { $limit }
 
 ## Verificación
 verify-title = Verificar un certificado
 verify-id-label = ID del certificado
 verify-name-label = Nombre en el certificado
 verify-button = Verificar
-verify-valid = Certificado válido
 verify-valid-text = { $name } aprobó el cuestionario de Gradient Accumulation Lab (versión { $version }) con un { $score } % el { $date }.
-verify-invalid = No válido
-verify-trust = Qué significa esta comprobación: esta aplicación no tiene servidor, así que no puede guardar en secreto una clave de firma. Un ID válido prueba la integridad: el nombre, la nota, la fecha y la versión del cuestionario son exactamente los de su emisión, y se detecta cualquier errata o cambio. No prueba quién lo emitió: cualquiera con el código de esta aplicación podría crear un ID válido.
+verify-trust = Qué significan estas comprobaciones. Una credencial firmada (un ID de un emisor, o el archivo de un certificado) se comprueba aquí, en tu navegador: su firma Ed25519 (eddsa-jcs-2022) con la clave que su emisor publica en su propia dirección web (did:web), y su estado con la lista de revocación firmada del emisor. Una firma válida prueba que quien controla esa dirección la emitió a ese nombre con esa nota y que nada ha cambiado desde entonces; no prueba quién hizo el cuestionario. Un ID solo de integridad (creado por la aplicación cuando no había emisor disponible) solo prueba la integridad: el nombre, la nota, la fecha y la versión del cuestionario son exactamente los de su creación, y se detecta cualquier errata o cambio. No prueba quién lo emitió: la aplicación sola no tiene servidor que guarde en secreto una clave de firma, así que cualquiera con el código de esta aplicación podría crear un ID válido.
+
+## Credenciales firmadas (Open Badges 3.0): textos firmados en la credencial, reglas del nombre, verificación
+badge-credential-name = Gradient Accumulation Lab: cuestionario aprobado
+badge-credential-description = { $name } acertó al primer intento { $correct } de las { $total } preguntas del cuestionario de Gradient Accumulation Lab (versión { $version }): un { $score } %.
+badge-achievement-name = Cuestionario de acumulación de gradientes, versión { $version }
+badge-achievement-description = Aprobar el cuestionario de Gradient Accumulation Lab, un laboratorio interactivo que entrena una pequeña red neuronal para mostrar cuándo acumular gradientes en microlotes equivale a un lote grande y cuándo no: escalado de la pérdida, capas de normalización, microlotes de tamaño variable, recorte de gradientes y programación de la tasa de aprendizaje.
+badge-criteria = Responder las { $total } preguntas del cuestionario (versión { $version }) y acertar al primer intento al menos el { $needed } %. Solo cuenta la primera respuesta a cada pregunta; el emisor corrige las respuestas por sí mismo.
+badge-result-name = Proporción de preguntas acertadas al primer intento
+badge-name-error-empty = el nombre está vacío
+badge-name-error-too-long = el nombre tiene { $chars } caracteres; se admiten como máximo { $max }
+badge-name-error-control = el nombre contiene el carácter de control U+{ $code }
+badge-name-error-direction = el nombre contiene el control de dirección del texto U+{ $code }, que podría reordenar el texto que lo rodea
+verify-error-malformed = esta no es una credencial Open Badge legible: falta su { $field } o está mal formado
+verify-error-unknown-issuer = la credencial nombra al emisor { $issuer }, pero el documento DID recibido es el de { $did }
+verify-error-unknown-key = la credencial se firmó con { $key }, que su emisor no declara como clave de firma
+verify-error-unsigned = la credencial no tiene firma
+verify-error-unsupported-proof = la firma de la credencial no es una prueba Data Integrity eddsa-jcs-2022 de una afirmación
+verify-error-malformed-proof = la firma de la credencial está mal formada
+verify-error-tampered = la firma no coincide con el contenido: la credencial se modificó después de firmarse
+verify-error-status-mismatch = la lista de estado recibida es { $url }, pero el estado de la credencial se guarda en { $expected }
+verify-error-status-invalid = la lista de estado no es una lista de revocación válida firmada por el emisor de la credencial
+verify-error-status-index = el índice de estado { $index } de la credencial está fuera de su lista de estado
+
+## Certificados firmados: la petición al emisor, la tarjeta del certificado, la página de verificación
+issue-busy = Pidiendo al emisor de certificados que corrija tus respuestas y firme tu certificado…
+issue-unreachable = No se pudo contactar con el emisor de certificados ({ $reason }). Tus respuestas están guardadas.
+issue-try-again = Intentar de nuevo
+issue-integrity-only = Obtener en su lugar un certificado solo de integridad
+issue-not-passed = El emisor ha corregido tus respuestas y no llegan al aprobado ({ $percent } %), así que no ha firmado ningún certificado. Solo cuenta la primera respuesta a cada pregunta.
+issue-not-passed-no-score = El emisor ha corregido tus respuestas y no llegan al aprobado, así que no ha firmado ningún certificado. Solo cuenta la primera respuesta a cada pregunta.
+issue-refused = El emisor rechazó la petición: { $detail }
+issue-rate-limited = El emisor ha recibido demasiadas peticiones desde esta dirección. Espera { $seconds } s y vuelve a intentarlo.
+issue-rate-limited-later = El emisor ha recibido demasiadas peticiones desde esta dirección. Espera un minuto y vuelve a intentarlo.
+cert-stored-unreadable = No se pudo leer el certificado guardado en este navegador (en «{ $key }»): { $reason }
+cert-signed = Credencial firmada (Open Badges 3.0)
+cert-signed-by = Firmado por { $issuer }:
+cert-integrity-only = Solo de integridad: ningún emisor ha firmado este certificado. Su ID prueba que el nombre, la nota y la fecha no se cambiaron, pero no quién lo emitió.
+cert-download-json = Descargar la credencial (JSON)
+cert-json-downloaded = Credencial descargada.
+cert-baked-note = El PNG lleva dentro la credencial firmada, así que la imagen sola basta para verificarlo.
+verify-name-hint = Solo hace falta para los ID solo de integridad (creados por la aplicación sin emisor).
+verify-file-label = O comprueba un archivo: el PNG de un certificado o una credencial (JSON)
+verify-file-hint = Elige un archivo o suéltalo aquí.
+verify-checking = Comprobando…
+verify-checked-id = Comprobado: ID de certificado { $id }
+verify-checked-file = Comprobado: el archivo { $file }
+verify-status-valid = Válido: firmado por su emisor
+verify-status-revoked = Revocado por su emisor
+verify-status-tampered = No válido: modificado después de firmarse
+verify-status-unknown-issuer = Emisor desconocido
+verify-status-unknown-id = ID de certificado desconocido
+verify-status-unreachable = No se pudo contactar con el emisor
+verify-status-integrity-only = ID válido (solo de integridad)
+verify-status-invalid = No válido
+verify-checked-signature = Firma: { $suite }, hecha con la clave del emisor { $key }; coincide con el contenido.
+verify-checked-issuer = Emitido por { $issuer } ({ $did })
+verify-checked-active = Estado: no revocado (comprobado ahora mismo con la lista de estado firmada del emisor).
+verify-checked-revoked = Estado: revocado (la lista de estado firmada del emisor lo marca).
+verify-checked-status-unknown = Estado: desconocido (no se pudo obtener la lista de estado del emisor).
+verify-integrity-only-note = Solo de integridad: cualquiera podría crear este ID; prueba que el nombre, la nota y la fecha no se cambiaron.
+verify-reason-unknown-id = el emisor no tiene ninguna credencial con este ID (revisa si tiene erratas)
+verify-reason-unreachable = no se pudo contactar con el emisor de certificados ({ $reason }), así que no se ha comprobado nada
+verify-reason-did = no se pudo resolver el emisor { $did }: { $reason }
+verify-reason-status-unreachable = la firma es válida, pero no se pudo obtener la lista de estado del emisor ({ $reason }), así que no se sabe si la credencial fue revocada
+verify-reason-revoked = el emisor ha retirado esta credencial; ya no certifica nada
+verify-file-not-baked = este PNG no lleva ninguna credencial (no tiene el fragmento openbadgecredential): muestra un certificado, pero no puede probarlo
+verify-file-unreadable = no se pudo leer el archivo: { $reason }
+verify-file-not-credential = este archivo no es ni una credencial (JSON) ni el PNG de un certificado
 
 ## Página de rendimiento
 bench-title = Rendimiento

@@ -26,6 +26,10 @@ pub struct QuestionProgress {
     pub tries: u32,
     pub solved: bool,
     pub last_answer: Answer,
+    /// The answer that was graded for the score. Saves from before it existed lack it; such a
+    /// question can still be reviewed but is not sent to an issuer (nothing unverifiable is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer: Option<Answer>,
 }
 
 /// Feedback on one option.
@@ -69,6 +73,15 @@ pub enum AnswerError {
     Empty,
     #[error("enter a number")]
     NotANumber,
+}
+
+/// Why answers sent for grading were refused; names the question.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FirstAnswerError {
+    #[error("there is no question \"{0}\" in this bank")]
+    UnknownQuestion(String),
+    #[error("question \"{question}\": {error}")]
+    Invalid { question: String, error: AnswerError },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -181,6 +194,7 @@ impl Attempt {
             tries: 0,
             solved: false,
             last_answer: answer.clone(),
+            first_answer: Some(answer.clone()),
         });
         entry.tries += 1;
         entry.solved |= correct;
@@ -245,6 +259,37 @@ impl Attempt {
             percent,
             passed: complete && first_try_correct as f64 >= bank.pass_threshold * total as f64 - 1e-9,
         }
+    }
+
+    /// The first answer to each question, by question id: what an issuer grades for itself.
+    pub fn first_answers(&self) -> BTreeMap<String, Answer> {
+        self.progress
+            .iter()
+            .filter_map(|(id, p)| Some((id.clone(), p.first_answer.clone()?)))
+            .collect()
+    }
+
+    /// Grades first answers sent from elsewhere (an issuer never trusts a client's score): each
+    /// answer is checked against the bank, and the score counts them as first tries.
+    pub fn grade_first_answers(
+        bank: &QuestionBank,
+        answers: &BTreeMap<String, Answer>,
+    ) -> Result<Score, FirstAnswerError> {
+        let mut attempt = Attempt::new(bank, 0);
+        for (id, answer) in answers {
+            let index = bank
+                .questions
+                .iter()
+                .position(|q| &q.id == id)
+                .ok_or_else(|| FirstAnswerError::UnknownQuestion(id.clone()))?;
+            attempt
+                .answer(bank, index, answer.clone())
+                .map_err(|error| FirstAnswerError::Invalid {
+                    question: id.clone(),
+                    error,
+                })?;
+        }
+        Ok(attempt.score(bank))
     }
 
     pub fn is_complete(&self, bank: &QuestionBank) -> bool {

@@ -3,6 +3,7 @@
 pub mod attempt;
 pub mod bank;
 pub mod certificate;
+pub mod issuance;
 
 #[cfg(test)]
 mod tests {
@@ -237,5 +238,56 @@ mod tests {
             Err(RestoreError::Unreadable(_))
         ));
         assert_ne!(storage_key(1), storage_key(2));
+    }
+
+    #[test]
+    fn an_issuer_grades_the_first_answers_exactly_as_the_page_scored_them() {
+        use super::attempt::FirstAnswerError;
+        let bank = bank();
+        let mut attempt = Attempt::new(&bank, 11);
+        for i in 0..bank.questions.len() {
+            if i % 5 == 0 {
+                attempt.answer(&bank, i, wrong(&bank, i)).unwrap();
+            }
+            attempt.answer(&bank, i, right(&bank, i)).unwrap();
+        }
+        let first = attempt.first_answers();
+        assert_eq!(first.len(), bank.questions.len());
+        // A retry never replaces the answer that counted.
+        assert_eq!(first[&bank.questions[0].id], wrong(&bank, 0));
+        let graded = Attempt::grade_first_answers(&bank, &first).unwrap();
+        assert_eq!(graded, attempt.score(&bank));
+        assert!(graded.first_try_correct < bank.questions.len());
+
+        // Saves from before first answers were recorded send nothing for those questions.
+        let mut old = attempt.clone();
+        for progress in old.progress.values_mut().take(3) {
+            progress.first_answer = None;
+        }
+        let restored = Attempt::restore(&bank, &old.save()).unwrap();
+        assert_eq!(restored.first_answers().len(), bank.questions.len() - 3);
+        assert!(
+            !Attempt::grade_first_answers(&bank, &restored.first_answers())
+                .unwrap()
+                .passed
+        );
+
+        let mut unknown = first.clone();
+        unknown.insert("no-such-question".into(), Answer::Single(0));
+        assert_eq!(
+            Attempt::grade_first_answers(&bank, &unknown),
+            Err(FirstAnswerError::UnknownQuestion("no-such-question".into()))
+        );
+        let mut out_of_range = first;
+        let single = bank
+            .questions
+            .iter()
+            .find(|q| matches!(q.kind, QuestionKind::Single { .. }))
+            .unwrap();
+        out_of_range.insert(single.id.clone(), Answer::Single(99));
+        assert!(matches!(
+            Attempt::grade_first_answers(&bank, &out_of_range),
+            Err(FirstAnswerError::Invalid { .. })
+        ));
     }
 }
