@@ -3,9 +3,10 @@
 # clippy (native and wasm) with -D warnings, all Rust tests, the release web build and the
 # end-to-end tests in headless Chromium.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/postgres.sh"
 cd "$ROOT"
 
-ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1
+ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1 postgresql
 ensure_web_toolchain
 if [ ! -d e2e/node_modules/playwright-core ]; then
   say "installing the end-to-end test packages"
@@ -18,6 +19,7 @@ say "clippy (native)"
 cargo clippy --all-targets --locked -- -D warnings
 say "clippy (wasm32)"
 cargo clippy --target wasm32-unknown-unknown --lib --bin gradlab-web --test browser_webgpu --test browser_components --locked -- -D warnings
+start_test_postgres
 say "cargo test"
 cargo test --locked
 say "in-browser tests (wasm32, WebGPU in headless Chromium)"

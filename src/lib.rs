@@ -7,6 +7,7 @@
 //! - [`credential`]: signed certificates (Open Badges 3.0, eddsa-jcs-2022, did:web, status
 //!   lists), pure Rust on both targets: the issuer signs with it, the verify page checks with it.
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
+//! - `issuer` (native only): the certificate issuer service (axum, sqlx).
 //! - `cli` (native only): the `gradlab` command's logic.
 //! - `web` (wasm only): the Leptos app.
 
@@ -22,6 +23,8 @@ pub mod sim;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod issuer;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -2,6 +2,7 @@
 //! everything as JSON, and benchmark the engines. Errors are reported once, in `main`.
 
 mod bench;
+mod issuer;
 mod output;
 
 use std::io::{IsTerminal, Write};
@@ -76,6 +77,20 @@ enum Command {
         /// Timed optimizer steps per measurement.
         #[arg(long, default_value_t = 200)]
         steps: u64,
+    },
+    /// The certificate issuer service and its administration.
+    #[command(subcommand)]
+    Issuer(issuer::IssuerCommand),
+    /// Check a signed credential (JSON file or baked PNG): exit 0 and a one-line verdict when
+    /// valid, non-zero with the reason otherwise.
+    Verify {
+        file: PathBuf,
+        /// The issuer's DID document, to verify offline (else it is fetched from the did:web).
+        #[arg(long)]
+        did_document: Option<PathBuf>,
+        /// The status list credential, to check revocation offline.
+        #[arg(long)]
+        status_list: Option<PathBuf>,
     },
 }
 
@@ -273,6 +288,12 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             output::memory(&lab.activation_memory(4), out)?;
         }
         Command::Bench { steps } => bench::run(steps, out)?,
+        Command::Issuer(command) => issuer::run(command, out)?,
+        Command::Verify {
+            file,
+            did_document,
+            status_list,
+        } => issuer::verify(&file, did_document.as_deref(), status_list.as_deref(), out)?,
     }
     Ok(())
 }

@@ -1,0 +1,77 @@
+//! A small blocking HTTP client (ureq) for what talks to an issuer from outside: `gradlab
+//! verify` resolving a `did:web` and fetching a status list, the bench's load generator, tests.
+
+use std::time::Duration;
+
+/// An HTTP answer: status and body text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{url}: {detail}")]
+pub struct ClientError {
+    pub url: String,
+    pub detail: String,
+}
+
+/// Keeps connections alive between requests (one per load-generator thread).
+#[derive(Debug, Clone)]
+pub struct Client {
+    agent: ureq::Agent,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Client {
+    pub fn new() -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        Self { agent }
+    }
+
+    fn reply(url: &str, result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Reply, ClientError> {
+        let error = |e: ureq::Error| ClientError {
+            url: url.to_string(),
+            detail: e.to_string(),
+        };
+        let mut response = result.map_err(error)?;
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = response.body_mut().read_to_string().map_err(error)?;
+        Ok(Reply {
+            status,
+            content_type,
+            body,
+        })
+    }
+
+    pub fn get(&self, url: &str) -> Result<Reply, ClientError> {
+        Self::reply(url, self.agent.get(url).call())
+    }
+
+    pub fn post_json(&self, url: &str, body: &str) -> Result<Reply, ClientError> {
+        Self::reply(
+            url,
+            self.agent
+                .post(url)
+                .header("content-type", "application/json")
+                .send(body),
+        )
+    }
+}
