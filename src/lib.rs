@@ -4,8 +4,10 @@
 //! - [`sim`]: the simulation core (data, model, CPU reference, regimes, metrics, lab). Pure Rust.
 //! - [`gpu`]: WGSL kernels through wgpu (depends on `sim` only).
 //! - [`quiz`], [`route`], [`lab_state`]: plain state of the app's pages, tested natively.
-//! - [`credential`]: signed certificates (Open Badges 3.0, eddsa-jcs-2022, did:web, status
-//!   lists), pure Rust on both targets: the issuer signs with it, the verify page checks with it.
+//! - [`credential`]: signed Open Badges 3.0 credentials (Data Integrity `eddsa-jcs-2022`,
+//!   `did:web`, Bitstring Status List, baked PNGs), pure and shared by the issuer and the browser.
+//! - [`verification`]: what the verify page checks and concludes (either ID format, files),
+//!   over a fetch function the browser passes in; tested natively.
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
 //! - `issuer` (native only): the certificate issuer service (axum, sqlx).
 //! - `cli` (native only): the `gradlab` command's logic.
@@ -20,6 +22,7 @@ pub mod plot;
 pub mod quiz;
 pub mod route;
 pub mod sim;
+pub mod verification;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

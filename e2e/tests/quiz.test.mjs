@@ -1,5 +1,6 @@
 // The quiz as a learner takes it: wrong answers first, then right; a reload mid-quiz; passing;
-// the certificate; and its share link verified in a fresh browser.
+// with no issuer reachable (a plain static server), the integrity-only certificate; and its
+// share link verified in a fresh browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -47,10 +48,21 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   assert.equal(await result.getAttribute('data-passed'), 'true');
   await page.getByTestId('cert-name').fill('Ada Lovelace');
   await page.getByTestId('get-certificate').click();
+  // The plain static server has no issuer: the page says so, keeps everything, and offers the
+  // app's own integrity-only certificate instead.
+  const problem = page.getByTestId('issue-problem');
+  await problem.waitFor();
+  assert.equal(await problem.getAttribute('data-kind'), 'unreachable');
+  assert.match(await problem.textContent(), /could not be reached \(HTTP 404\)\. Your answers are saved/);
+  await page.getByTestId('integrity-only').click();
   const id = (await page.getByTestId('certificate-id').textContent()).trim();
   assert.match(id, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+  assert.equal(await page.getByTestId('issue-problem').count(), 0);
+  const card = page.getByTestId('certificate');
+  assert.equal(await card.getAttribute('data-signed'), 'false');
+  assert.match(await card.textContent(), /integrity only/i);
   const expectedPercent = Math.floor((100 * (total - WRONG_FIRST)) / total);
-  assert.match(await page.getByTestId('certificate').textContent(), new RegExp(`${expectedPercent} %`));
+  assert.match(await card.textContent(), new RegExp(`${expectedPercent} %`));
   await screenshot(page, 'quiz-certificate');
 
   // A PNG download of the certificate.
@@ -82,7 +94,9 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   const verdict = checker.getByTestId('verify-result');
   await verdict.waitFor();
   assert.equal(await verdict.getAttribute('data-valid'), 'true');
+  assert.equal(await verdict.getAttribute('data-status'), 'integrity-only');
   assert.match(await verdict.textContent(), /Ada Lovelace passed .* with \d+ % on \d{4}-\d{2}-\d{2}/);
+  assert.match(await verdict.textContent(), /integrity only/i);
   assert.match(await checker.getByTestId('trust-note').textContent(), /does not prove who issued it/);
   await screenshot(checker, 'verify-valid');
 
@@ -90,6 +104,7 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   await checker.getByTestId('verify-name').fill('Ada Byron');
   await checker.getByTestId('verify').click();
   assert.equal(await verdict.getAttribute('data-valid'), 'false');
+  assert.equal(await verdict.getAttribute('data-status'), 'invalid');
   assert.match(await verdict.textContent(), /name does not match/);
   const typo = id.slice(0, 3) + (id[3] === 'A' ? 'B' : 'A') + id.slice(4);
   await checker.getByTestId('verify-name').fill('Ada Lovelace');

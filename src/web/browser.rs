@@ -1,9 +1,12 @@
-//! The few browser calls the app needs, in one place: storage, URL, clock, randomness, printing
-//! and downloads. Every failure comes back as a message for the UI; nothing here panics.
+//! The few browser calls the app needs, in one place: storage, URL, clock, randomness, printing,
+//! downloads, files and HTTP. Every failure comes back as a message for the UI; nothing here
+//! panics, and nothing blocks (HTTP and files are awaited).
 
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
 use crate::quiz::certificate::CivilDate;
+use crate::quiz::issuance::Reply;
 
 fn window() -> Result<web_sys::Window, String> {
     web_sys::window().ok_or_else(|| "no browser window".to_string())
@@ -78,7 +81,8 @@ pub fn print() {
     }
 }
 
-/// Starts the download of `url` (a data URL) as `file_name`, through a link that is never shown.
+/// Starts the download of `url` (a data or object URL) as `file_name`, through a link that is
+/// never shown.
 fn download_url(url: &str, file_name: &str) -> Result<(), String> {
     let document = window()?.document().ok_or("no document")?;
     let anchor: web_sys::HtmlAnchorElement = document
@@ -124,7 +128,7 @@ pub fn offscreen_canvas(
 pub fn replace_query(query: &str) {
     if let Ok(w) = window() {
         if let Ok(history) = w.history() {
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(query));
+            let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(query));
         }
     }
 }
@@ -153,7 +157,7 @@ async fn wait_for(register: impl FnOnce(&web_sys::Window, &js_sys::Function)) {
             register(&w, &resolve);
         }
     });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    let _ = JsFuture::from(promise).await;
 }
 
 /// Resolves at the next animation frame: never while the tab is hidden, which is what stops the
@@ -230,4 +234,105 @@ pub fn reload_with(key: &str, value: &str) {
     };
     params.set(key, value);
     let _ = location.set_search(&String::from(params.to_string()));
+}
+
+/// The text of a JavaScript error (`TypeError: Failed to fetch`), for the UI.
+fn js_error(value: JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(error.to_string());
+    }
+    value.as_string().unwrap_or_else(|| "unknown error".to_string())
+}
+
+/// Resolves `path` against the page's own address, so an app served from a sub-folder reaches
+/// the API beside it (`api/credentials` on `https://host/lab/?view=quiz` is
+/// `https://host/lab/api/credentials`).
+pub fn api_url(path: &str) -> String {
+    window()
+        .ok()
+        .and_then(|w| w.location().href().ok())
+        .and_then(|href| web_sys::Url::new_with_base(path, &href).ok())
+        .map_or_else(|| path.to_string(), |url| url.href())
+}
+
+/// An HTTP request: `GET` without a body, or a JSON body. Resolves to the status and the body
+/// text of whatever reply came (an error status is a reply, not an error); a network failure,
+/// a refused CORS request or an unreadable body comes back as the browser's error text.
+pub async fn fetch(method: &str, url: &str, json_body: Option<&str>) -> Result<Reply, String> {
+    let w = window()?;
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    init.set_mode(web_sys::RequestMode::Cors);
+    if let Some(body) = json_body {
+        let headers = web_sys::Headers::new().map_err(js_error)?;
+        headers.set("Content-Type", "application/json").map_err(js_error)?;
+        init.set_headers(&headers);
+        init.set_body(&JsValue::from_str(body));
+    }
+    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(js_error)?;
+    let response: web_sys::Response = JsFuture::from(w.fetch_with_request(&request))
+        .await
+        .map_err(js_error)?
+        .dyn_into()
+        .map_err(|_| "the browser returned no response".to_string())?;
+    let text = JsFuture::from(response.text().map_err(js_error)?)
+        .await
+        .map_err(js_error)?
+        .as_string()
+        .unwrap_or_default();
+    let retry_after_secs = response
+        .headers()
+        .get("retry-after")
+        .ok()
+        .flatten()
+        .and_then(|value| value.trim().parse().ok());
+    Ok(Reply {
+        status: response.status(),
+        body: text,
+        retry_after_secs,
+    })
+}
+
+/// The bytes of a file the user chose or dropped.
+pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let buffer = JsFuture::from(file.array_buffer()).await.map_err(js_error)?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Resolves after `ms` milliseconds (a timeout; never blocks).
+async fn sleep_ms(ms: i32) {
+    wait_for(|w, resolve| {
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(resolve, ms);
+    })
+    .await;
+}
+
+/// Saves `bytes` as a download named `file_name`: a Blob behind an object URL, revoked once the
+/// download has started.
+pub fn download_bytes(file_name: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options).map_err(js_error)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_error)?;
+    let started = download_url(&url, file_name);
+    wasm_bindgen_futures::spawn_local(async move {
+        sleep_ms(10_000).await;
+        let _ = web_sys::Url::revoke_object_url(&url);
+    });
+    started
+}
+
+/// The PNG bytes of a canvas's content.
+pub fn canvas_png(canvas: &web_sys::HtmlCanvasElement) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    let url = canvas
+        .to_data_url()
+        .map_err(|_| "could not encode the image".to_string())?;
+    let data = url
+        .strip_prefix("data:image/png;base64,")
+        .ok_or_else(|| "the canvas did not give a PNG".to_string())?;
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| format!("could not decode the image ({e})"))
 }

@@ -2,15 +2,25 @@
 
 use leptos::prelude::*;
 
-use super::certificate::CertificateCard;
+use super::certificate::{load_issued, CertificateCard};
 use super::i18n::{msg, tr};
 use super::{browser, capitalize};
 use crate::embed::{answered_question, quiz_result};
 use crate::i18n::Msg;
 use crate::quiz::attempt::{storage_key, Answer, Attempt, Feedback, RestoreError};
 use crate::quiz::bank::{QuestionBank, QuestionKind};
-use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
+use crate::quiz::certificate::{self, Certificate, CertificateError, IssuedCertificate};
+use crate::quiz::issuance::{self, Outcome};
 use crate::route::Route;
+
+/// Where a request for a signed certificate stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Issuing {
+    Idle,
+    Busy,
+    /// The issuer refused, or none answered; the page says why and what can be done.
+    Failed(Outcome),
+}
 
 /// Loads saved progress; an unreadable save is kept under a backup key, never thrown away.
 fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
@@ -34,11 +44,6 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
             }
         },
     }
-}
-
-fn load_issued(bank: &QuestionBank) -> Option<IssuedCertificate> {
-    let saved = browser::load(&certificate::storage_key(bank.version))?;
-    serde_json::from_str(&saved).ok()
 }
 
 /// Embedded: the first answer to each question, then the result when the quiz is complete.
@@ -81,13 +86,18 @@ fn report_to_host(
 pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     let (initial, restore_notice) = load_attempt(&bank);
     let initial_feedback = initial.feedback_for(&bank, initial.current);
-    let issued = RwSignal::new(load_issued(&bank));
+    let (stored, stored_problem) = match load_issued(bank.version) {
+        Ok(stored) => (stored, None),
+        Err(problem) => (None, Some(problem)),
+    };
+    let issued = RwSignal::new(stored);
+    let issuing = RwSignal::new(Issuing::Idle);
     let bank = StoredValue::new(bank);
     let attempt = RwSignal::new(initial);
     let feedback = RwSignal::new(initial_feedback);
     let selection = RwSignal::new(Vec::<usize>::new());
     let numeric = RwSignal::new(String::new());
-    let message = RwSignal::new(restore_notice);
+    let message = RwSignal::new(restore_notice.or(stored_problem));
     let show_result = RwSignal::new(false);
     let name = RwSignal::new(String::new());
 
@@ -154,6 +164,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     };
 
     let new_attempt = move |_| {
+        issuing.set(Issuing::Idle);
         attempt.set(bank.with_value(|b| Attempt::new(b, browser::random_seed())));
         feedback.set(None);
         selection.set(Vec::new());
@@ -161,25 +172,74 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         persist();
     };
 
-    let issue = move |_| {
+    let keep = move |record: IssuedCertificate| {
+        let key = certificate::storage_key(bank.with_value(|b| b.version));
+        if let Err(e) = browser::save(&key, &serde_json::to_string(&record).unwrap_or_default()) {
+            message.set(Some(msg(&e)));
+        }
+        issued.set(Some(record));
+    };
+
+    // The name as it will appear, or why it cannot.
+    let checked_name = move || {
+        let text = certificate::normalize_name(&name.get_untracked());
+        if text.is_empty() || text.chars().count() > certificate::MAX_NAME_CHARS {
+            message.set(Some(format!(
+                "{}.",
+                capitalize(&msg(&CertificateError::InvalidName.message()))
+            )));
+            return None;
+        }
+        Some(text)
+    };
+
+    // The signed certificate: the issuer grades the first answers itself.
+    let request_signed = move || {
+        if issuing.get_untracked() == Issuing::Busy {
+            return;
+        }
+        let Some(holder) = checked_name() else { return };
+        let body = bank.with_value(|b| {
+            attempt.with_untracked(|a| {
+                issuance::request_body(b.version, super::i18n::language(), &holder, &a.first_answers(), a.seed)
+            })
+        });
+        message.set(None);
+        issuing.set(Issuing::Busy);
+        leptos::task::spawn_local(async move {
+            let reply = browser::fetch("POST", &browser::api_url(issuance::ISSUE_PATH), Some(&body)).await;
+            match Outcome::from_reply(reply) {
+                Outcome::Issued(signed) => {
+                    issuing.set(Issuing::Idle);
+                    keep(IssuedCertificate {
+                        name: holder,
+                        id: signed.id,
+                        credential: Some(signed.credential),
+                    });
+                }
+                other => issuing.set(Issuing::Failed(other)),
+            }
+        });
+    };
+
+    // The app's own format-1 ID: integrity only, for when no issuer can be reached.
+    let issue_integrity_only = move || {
+        let Some(holder) = checked_name() else { return };
         let score = bank.with_value(|b| attempt.with_untracked(|a| a.score(b)));
         let cert = Certificate {
-            name: name.get_untracked(),
+            name: holder,
             score_percent: score.percent,
             date: browser::today(),
             quiz_version: bank.with_value(|b| b.version),
         };
         match cert.id() {
             Ok(id) => {
-                let record = IssuedCertificate {
+                issuing.set(Issuing::Idle);
+                keep(IssuedCertificate {
                     name: certificate::normalize_name(&cert.name),
                     id,
-                };
-                let key = certificate::storage_key(cert.quiz_version);
-                if let Err(e) = browser::save(&key, &serde_json::to_string(&record).unwrap_or_default()) {
-                    message.set(Some(msg(&e)));
-                }
-                issued.set(Some(record));
+                    credential: None,
+                });
             }
             Err(e) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
         }
@@ -339,6 +399,40 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         }
     };
 
+    let issuing_view = move || match issuing.get() {
+        Issuing::Idle => None,
+        Issuing::Busy => Some(view! { <p class="muted" data-testid="issue-busy">{tr("issue-busy")}</p> }.into_any()),
+        Issuing::Failed(outcome) => {
+            let (retry, fallback) = (outcome.may_retry(), outcome.offers_integrity_only());
+            let kind = match &outcome {
+                Outcome::Issued(_) => "issued",
+                Outcome::NotPassed { .. } => "not-passed",
+                Outcome::Refused { .. } => "refused",
+                Outcome::RateLimited { .. } => "rate-limited",
+                Outcome::Unreachable { .. } => "unreachable",
+            };
+            let text = outcome.message().map(|m| msg(&m));
+            Some(
+                view! {
+                    <div class="issue-problem" role="alert" data-testid="issue-problem" data-kind=kind>
+                        <p>{text}</p>
+                        <div class="quiz-actions">
+                            {retry.then(|| view! {
+                                <button type="button" class="primary" data-testid="issue-retry"
+                                    on:click=move |_| request_signed()>{tr("issue-try-again")}</button>
+                            })}
+                            {fallback.then(|| view! {
+                                <button type="button" data-testid="integrity-only"
+                                    on:click=move |_| issue_integrity_only()>{tr("issue-integrity-only")}</button>
+                            })}
+                        </div>
+                    </div>
+                }
+                .into_any(),
+            )
+        }
+    };
+
     let result_view = move || {
         if !show_result.get() {
             return None;
@@ -353,12 +447,17 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         let body = if score.passed {
             view! {
                 <p>{msg(&Msg::new("quiz-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
-                <form class="name-form" on:submit=move |ev| { ev.prevent_default(); issue(()); }>
+                <form class="name-form" on:submit=move |ev| { ev.prevent_default(); request_signed(); }>
                     <label for="cert-name">{tr("quiz-name-label")}</label>
                     <input id="cert-name" data-testid="cert-name" maxlength="80" required
                         prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
-                    <button type="submit" class="primary" data-testid="get-certificate">{tr("quiz-get-certificate")}</button>
+                    <button type="submit" class="primary" data-testid="get-certificate"
+                        disabled=move || issuing.with(|i| *i == Issuing::Busy)
+                        aria-busy=move || issuing.with(|i| *i == Issuing::Busy).then_some("true")>
+                        {tr("quiz-get-certificate")}
+                    </button>
                 </form>
+                {issuing_view}
             }
             .into_any()
         } else {
