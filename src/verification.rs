@@ -194,7 +194,7 @@ where
 }
 
 /// The issuer's DID as the credential names it (`issuer.id`, or `issuer` as a string).
-fn issuer_did(credential: &Value) -> Option<&str> {
+pub fn issuer_did(credential: &Value) -> Option<&str> {
     let issuer = credential.get("issuer")?;
     issuer.as_str().or_else(|| issuer.get("id").and_then(Value::as_str))
 }

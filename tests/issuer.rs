@@ -214,11 +214,9 @@ fn the_server_grades_and_refuses_bad_input_with_problem_details() {
         assert_eq!(server.get("/api/nothing-here").status, 404);
         assert_eq!(server.get("/api/status/0").status, 404);
         assert_eq!(server.get("/api/status/abc").status, 404);
-        // Nothing was issued by any of it.
-        assert_eq!(
-            json(&server.get("/api/status/1"))["type"][1],
-            "BitstringStatusListCredential"
-        );
+        // Nothing was issued by any of it: the first credential gets the first serial.
+        let (id, _) = issue_ok(&server, "Ada");
+        assert_eq!(serial_of(&id), 1, "{}", database.label());
     }
 }
 
@@ -307,33 +305,37 @@ fn issuance_is_rate_limited_per_address_and_cors_admits_only_configured_origins(
     assert_eq!(response.headers().get("access-control-allow-origin").unwrap(), "*");
 }
 
+/// `clients` threads each issue `per_client` credentials, client k talking to `urls[k % len]`;
+/// every request must answer 201. Returns (short ID, credential) of each.
+fn issue_concurrently(urls: &[&str], clients: usize, per_client: usize) -> Vec<(String, Value)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|client| {
+                let url = urls[client % urls.len()];
+                scope.spawn(move || {
+                    let http = Client::new();
+                    (0..per_client)
+                        .map(|i| {
+                            let body = passing_request_body(&bank(), &format!("Learner {client}-{i}"));
+                            let reply = http.post_json(&format!("{url}/api/credentials"), &body).unwrap();
+                            assert_eq!(reply.status, 201, "{}", reply.body);
+                            let v = json(&reply);
+                            (v["id"].as_str().unwrap().to_string(), v["credential"].clone())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    })
+}
+
 #[test]
 fn thirty_two_clients_times_fifty_issuances_give_unique_serials_and_status_indexes() {
     for database in databases() {
         let dir = tempfile::tempdir().unwrap();
         let server = Server::start(dir.path(), &database);
-        let issued: Vec<(String, Value)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..32)
-                .map(|client| {
-                    let server = &server;
-                    scope.spawn(move || {
-                        let http = Client::new();
-                        (0..50)
-                            .map(|i| {
-                                let body = passing_request_body(&bank(), &format!("Learner {client}-{i}"));
-                                let reply = http
-                                    .post_json(&format!("{}/api/credentials", server.url), &body)
-                                    .unwrap();
-                                assert_eq!(reply.status, 201, "{}", reply.body);
-                                let v = json(&reply);
-                                (v["id"].as_str().unwrap().to_string(), v["credential"].clone())
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-        });
+        let issued = issue_concurrently(&[server.url.as_str()], 32, 50);
         assert_eq!(issued.len(), 1600);
         let serials: HashSet<u32> = issued.iter().map(|(id, _)| serial_of(id)).collect();
         assert_eq!(serials.len(), 1600, "{}: serials are unique", database.label());
@@ -501,28 +503,9 @@ fn two_instances_on_one_postgres_database_issue_side_by_side() {
         public_url: Some(a.url.clone()),
         extra: vec!["--issues-per-minute".into(), "0".into()],
     });
-    let issued: Vec<(String, Value)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..16)
-            .map(|client| {
-                let target = if client % 2 == 0 { a.url.clone() } else { b.url.clone() };
-                scope.spawn(move || {
-                    let http = Client::new();
-                    (0..25)
-                        .map(|i| {
-                            let body = passing_request_body(&bank(), &format!("Twin {client}-{i}"));
-                            let reply = http.post_json(&format!("{target}/api/credentials"), &body).unwrap();
-                            assert_eq!(reply.status, 201, "{}", reply.body);
-                            let v = json(&reply);
-                            (v["id"].as_str().unwrap().to_string(), v["credential"].clone())
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
+    let issued = issue_concurrently(&[a.url.as_str(), b.url.as_str()], 32, 50);
     let serials: HashSet<u32> = issued.iter().map(|(id, _)| serial_of(id)).collect();
-    assert_eq!(serials.len(), 400);
+    assert_eq!(serials.len(), 1600);
     let methods: HashSet<String> = issued
         .iter()
         .map(|(_, c)| c["proof"]["verificationMethod"].as_str().unwrap().to_string())
@@ -535,4 +518,30 @@ fn two_instances_on_one_postgres_database_issue_side_by_side() {
         assert_eq!(&json(&server.get(&format!("/api/credentials/{id}"))), credential);
         verify_credential(credential, &document, None).unwrap();
     }
+}
+
+#[test]
+fn a_public_url_that_verifiers_could_not_resolve_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    // did:web:lab.example.org resolves over HTTPS; an http:// public URL would give credentials
+    // whose DID document no verifier fetches from where the issuer serves it.
+    let output = gradlab()
+        .args(["issuer", "serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .args(["--public-url", "http://lab.example.org"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let reason = String::from_utf8_lossy(&output.stderr);
+    assert!(reason.contains("https://"), "{reason}");
+}
+
+#[test]
+fn the_did_document_is_also_served_where_a_public_url_with_a_path_puts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &Database::Sqlite);
+    // Behind a proxy that strips the path of https://host/lab, did:web:host:lab resolves to /did.json.
+    let at_root = server.get("/did.json");
+    assert_eq!(at_root.status, 200);
+    assert_eq!(at_root.body, server.get("/.well-known/did.json").body);
 }

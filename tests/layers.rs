@@ -93,12 +93,21 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     // Native only: the issuer service uses the quiz core and the credential layer, never the UI or the GPU.
     (
         "issuer",
-        &["credential", "quiz", "i18n", "sim"],
+        &["credential", "quiz", "i18n"],
         &["wgpu", "leptos", "web_sys", "js_sys", "plotters"],
     ),
     (
         "cli",
-        &["sim", "gpu", "plot", "quiz", "credential", "issuer", "i18n"],
+        &[
+            "sim",
+            "gpu",
+            "plot",
+            "quiz",
+            "credential",
+            "verification",
+            "issuer",
+            "i18n",
+        ],
         &["leptos", "web_sys", "js_sys"],
     ),
 ];

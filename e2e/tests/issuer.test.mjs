@@ -285,8 +285,10 @@ test('with the issuer down the learner is told so, keeps everything, and gets th
   await screenshot(page, 'issuer-unreachable');
   const saved = await page.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}`), bank.version);
   assert.ok(saved && JSON.parse(saved).progress, 'progress is saved');
-  // Trying again while it is still down says so again; nothing breaks.
+  // Trying again while it is still down really asks again, and says so again; nothing breaks.
+  const retried = page.waitForEvent('requestfailed', (r) => r.method() === 'POST' && r.url().includes('/api/credentials'));
   await page.getByTestId('issue-retry').click();
+  await retried;
   await page.waitForFunction(
     () => document.querySelector('[data-testid="issue-problem"]')?.getAttribute('data-kind') === 'unreachable',
   );

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 
-use crate::credential::baked_png;
 use crate::credential::did_web::{did_document_url, DidDocument};
 use crate::credential::verify::{verify_credential, Status, Verification};
+use crate::i18n::Localizer;
 use crate::issuer::bench::{self, BenchOptions};
 use crate::issuer::client::Client;
 use crate::issuer::config::{ServeConfig, DEFAULT_ISSUES_PER_MINUTE};
@@ -18,6 +18,7 @@ use crate::issuer::server;
 use crate::issuer::store::{Revocation, Store};
 use crate::issuer::{now_rfc3339, today};
 use crate::quiz::certificate::{parse_id, ParsedId};
+use crate::verification::{credential_from_file, issuer_did};
 
 #[derive(Debug, Subcommand)]
 pub enum IssuerCommand {
@@ -189,22 +190,10 @@ pub fn run(command: IssuerCommand, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Reads a credential from a JSON file or a baked PNG.
+/// Reads a credential from a JSON file or a baked PNG (the verify page's own reader).
 fn read_credential(path: &Path) -> Result<serde_json::Value> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = if bytes.starts_with(b"\x89PNG") {
-        baked_png::extract(&bytes)
-            .with_context(|| format!("{} is not a readable PNG", path.display()))?
-            .with_context(|| {
-                format!(
-                    "{} carries no Open Badges credential (no openbadgecredential iTXt chunk)",
-                    path.display()
-                )
-            })?
-    } else {
-        String::from_utf8(bytes).with_context(|| format!("{} is neither a PNG nor UTF-8 JSON", path.display()))?
-    };
-    serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
+    credential_from_file(&bytes).map_err(|reason| anyhow!("{}: {}", path.display(), Localizer::english().msg(&reason)))
 }
 
 fn fetch_json(client: &Client, url: &str) -> Result<serde_json::Value> {
@@ -219,10 +208,7 @@ fn fetch_json(client: &Client, url: &str) -> Result<serde_json::Value> {
 /// resolving the issuer's did:web and its status list over the network.
 pub fn verify(file: &Path, did_document: Option<&Path>, status_list: Option<&Path>, out: &mut dyn Write) -> Result<()> {
     let credential = read_credential(file)?;
-    let issuer = credential
-        .get("issuer")
-        .and_then(|i| i.get("id").or(Some(i)))
-        .and_then(|i| i.as_str())
+    let issuer = issuer_did(&credential)
         .context("the credential names no issuer (issuer.id)")?
         .to_string();
     let client = Client::new();

@@ -50,7 +50,7 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> CredentialError {
     }
 }
 
-fn is_rfc3339(text: &str) -> bool {
+pub(super) fn is_rfc3339(text: &str) -> bool {
     parse_rfc3339(text).is_some()
 }
 

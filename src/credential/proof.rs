@@ -63,10 +63,6 @@ pub fn hash_data(canonical_proof_config: &str, canonical_document: &str) -> [u8;
     hash
 }
 
-fn is_rfc3339(text: &str) -> bool {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).is_ok()
-}
-
 /// The proof options of a new proof, with the document's `@context` copied in as the
 /// specification asks (so that the proof stays valid inside a proof set or chain).
 pub fn proof_configuration(
@@ -75,7 +71,7 @@ pub fn proof_configuration(
     created_rfc3339: &str,
 ) -> Result<Map<String, Value>, CredentialError> {
     let document = unsecured.as_object().ok_or(CredentialError::NotAnObject)?;
-    if !is_rfc3339(created_rfc3339) {
+    if !super::open_badge::is_rfc3339(created_rfc3339) {
         return Err(CredentialError::InvalidTime(created_rfc3339.to_string()));
     }
     let has_fragment = verification_method
@@ -157,7 +153,7 @@ fn single_proof(secured: &Value) -> Result<&Map<String, Value>, ProofError> {
     // `created` is optional in Data Integrity, but must be a date and time when present.
     if let Some(created) = proof.get("created") {
         let created = created.as_str().ok_or(ProofError::MissingField("created"))?;
-        if !is_rfc3339(created) {
+        if !super::open_badge::is_rfc3339(created) {
             return Err(ProofError::BadCreated(created.to_string()));
         }
     }

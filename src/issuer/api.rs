@@ -148,6 +148,9 @@ pub fn router(state: Arc<IssuerState>, allowed_origins: &[String]) -> Router {
         .route("/api/credentials/{id}", get(credential))
         .route("/api/status/{list}", get(status_list))
         .route("/.well-known/did.json", get(did_document))
+        // With a path in --public-url (did:web:host:path), verifiers fetch <public url>/did.json,
+        // which a proxy that strips the path delivers here.
+        .route("/did.json", get(did_document))
         .route("/api/health", get(health))
         .layer(open_cors);
     let mut issue_route = Router::new().route("/api/credentials", post(issue));
@@ -174,23 +177,36 @@ pub async fn no_such_route() -> Problem {
     Problem::new(StatusCode::NOT_FOUND, "not-found", "Not found", "no such route")
 }
 
-/// The client's address for rate limiting: the proxy's `X-Forwarded-For` when trusted.
+/// The client's address for rate limiting: with a trusted proxy, the last `X-Forwarded-For`
+/// entry (the one the proxy appended; the ones before it are whatever the client wrote).
+/// IPv6 clients are keyed by their /64, which one client typically holds whole.
 fn client_address(state: &IssuerState, request: &Request) -> IpAddr {
-    if state.trust_forwarded_for {
-        let forwarded = request
-            .headers()
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .and_then(|v| v.trim().parse().ok());
-        if let Some(address) = forwarded {
-            return address;
+    let forwarded = state
+        .trust_forwarded_for
+        .then(|| {
+            request
+                .headers()
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .next_back()
+                .and_then(|v| v.trim().parse::<IpAddr>().ok())
+        })
+        .flatten();
+    let address = forwarded.unwrap_or_else(|| {
+        request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip())
+    });
+    match address {
+        IpAddr::V6(v6) => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(std::net::Ipv6Addr::from(prefix))
         }
+        v4 => v4,
     }
-    request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip())
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
@@ -376,19 +392,26 @@ async fn credential(State(state): State<Arc<IssuerState>>, Path(id): Path<String
                 .with("field", "id"))
         }
     };
-    match state
-        .store
-        .credential(id.serial, id.nonce)
-        .await
-        .map_err(|e| Problem::internal(&e))?
-    {
-        Some(stored) => Ok(json_response(
-            StatusCode::OK,
-            stored.credential_json,
-            "public, max-age=300",
-        )),
-        None => Err(not_found("this issuer has no credential with this ID")),
-    }
+    // A signed credential never changes (revocation lives in the status list), so it is cached.
+    let credential = match state.cache.get(id.serial, id.nonce) {
+        Some(credential) => credential,
+        None => {
+            let stored = state
+                .store
+                .credential(id.serial, id.nonce)
+                .await
+                .map_err(|e| Problem::internal(&e))?
+                .ok_or_else(|| not_found("this issuer has no credential with this ID"))?;
+            let credential: Arc<str> = Arc::from(stored.credential_json);
+            state.cache.put(id.serial, id.nonce, Arc::clone(&credential));
+            credential
+        }
+    };
+    Ok(json_response(
+        StatusCode::OK,
+        credential.to_string(),
+        "public, max-age=300",
+    ))
 }
 
 async fn status_list(State(state): State<Arc<IssuerState>>, Path(list): Path<String>) -> Result<Response, Problem> {
@@ -422,7 +445,7 @@ async fn status_list(State(state): State<Arc<IssuerState>>, Path(list): Path<Str
     let unsigned = unsigned_status_list_credential(&state.status_list_url(list), &state.did, &now, &bits)
         .map_err(|e| sign_error(e.to_string()))?;
     let signed = proof::sign(unsigned, state.key.signing_key(), &state.verification_method(), &now)
-        .map_err(|e| Problem::internal(&IssuerError::Signing(e.to_string())))?;
+        .map_err(|e| sign_error(e.to_string()))?;
     // Revocation must show at once: verifiers always fetch the current list.
     Ok(json_response(StatusCode::OK, signed.to_string(), "no-cache"))
 }

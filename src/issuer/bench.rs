@@ -14,6 +14,7 @@ use super::client::Client;
 use super::config::ServeConfig;
 use super::request::passing_request_body;
 use super::server::serve_until;
+use super::store::Store;
 use super::IssuerError;
 use crate::credential::did_web::DidDocument;
 use crate::credential::verify::verify_credential;
@@ -25,6 +26,15 @@ pub struct BenchOptions {
     pub clients: usize,
     pub issuances: usize,
     pub lookups: usize,
+}
+
+/// The bench's data directory (SQLite file, throwaway key), removed however the bench ends.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// One measured phase.
@@ -112,14 +122,29 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let data_dir: PathBuf = std::env::temp_dir().join(format!("gradlab-issuer-bench-{}-{stamp}", std::process::id()));
+    let data_dir = TempDir(std::env::temp_dir().join(format!("gradlab-issuer-bench-{}-{stamp}", std::process::id())));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(io("cannot start the async runtime"))?;
+    // The bench publishes a throwaway key and writes thousands of credentials: never into a
+    // database that an issuer uses.
+    if let Some(url) = &options.database_url {
+        let empty = runtime.block_on(async {
+            let store = Store::open(Some(url), &data_dir.0).await?;
+            let empty = store.is_empty().await;
+            store.close().await;
+            empty
+        })?;
+        if !empty {
+            return Err(IssuerError::Config(
+                "the bench needs an empty database (it publishes a throwaway key and writes test credentials); create one for it".into(),
+            ));
+        }
+    }
     let config = ServeConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        data_dir: data_dir.clone(),
+        data_dir: data_dir.0.clone(),
         public_url: "http://127.0.0.1".into(),
         database_url: options.database_url.clone(),
         allowed_origins: Vec::new(),
@@ -208,6 +233,5 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
     }
     let _ = stop_tx.send(());
     let _ = runtime.block_on(server);
-    let _ = std::fs::remove_dir_all(&data_dir);
     Ok(phases)
 }

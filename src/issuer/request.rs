@@ -20,7 +20,7 @@ pub struct IssueRequest {
     pub language: Language,
     pub name: String,
     pub answers: BTreeMap<String, Answer>,
-    /// The attempt's seed (its option order); kept with the record, never needed to grade.
+    /// The attempt's seed (its option order), which the app sends; accepted, never needed to grade.
     pub seed: Option<u64>,
 }
 

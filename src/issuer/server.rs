@@ -14,7 +14,7 @@ use super::keys::IssuerKey;
 use super::pipeline::{CredentialCache, Serials, Writer};
 use super::store::Store;
 use super::{now_rfc3339, IssuerError};
-use crate::credential::did_web::did_from_public_url;
+use crate::credential::did_web::{did_document_url, did_from_public_url};
 use crate::quiz::bank::QuestionBank;
 
 /// What a started instance tells its operator (and the tests) in its first line.
@@ -30,6 +30,16 @@ pub struct Started {
 pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<String>), IssuerError> {
     let public_url = normalize_public_url(&config.public_url)?;
     let did = did_from_public_url(&public_url).map_err(|e| IssuerError::Config(format!("--public-url: {e}")))?;
+    // Verifiers resolve did:web over HTTPS (plain HTTP only for a local host): a public URL they
+    // would not reach the same way gives credentials that nobody can verify.
+    let document_url = did_document_url(&did).map_err(|e| IssuerError::Config(format!("--public-url: {e}")))?;
+    let scheme = |url: &str| url.split("://").next().unwrap_or_default().to_string();
+    if scheme(&document_url) != scheme(&public_url) {
+        return Err(IssuerError::Config(format!(
+            "--public-url {public_url}: verifiers will fetch the DID document from {document_url}; use {}:// (plain http only for localhost)",
+            scheme(&document_url)
+        )));
+    }
     let origins = config
         .allowed_origins
         .iter()

@@ -42,7 +42,6 @@ pub struct NewCredential {
 /// A stored, signed credential.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredCredential {
-    pub serial: u32,
     pub credential_json: String,
     pub revoked_at: Option<String>,
 }
@@ -173,6 +172,16 @@ impl Store {
         Ok(())
     }
 
+    /// Whether no credential was ever stored and no key published (the bench needs this).
+    pub async fn is_empty(&self) -> Result<bool, IssuerError> {
+        let row = sqlx::query("SELECT (SELECT COUNT(*) FROM credentials) + (SELECT COUNT(*) FROM issuer_keys)")
+            .fetch_one(&self.reader)
+            .await
+            .map_err(db_error("cannot count the stored rows"))?;
+        let rows: i64 = row.try_get(0).map_err(db_error("cannot count the stored rows"))?;
+        Ok(rows == 0)
+    }
+
     /// Every published key, oldest first: (key id, public key multibase).
     pub async fn keys(&self) -> Result<Vec<(String, String)>, IssuerError> {
         let rows = sqlx::query("SELECT key_id, public_key_multibase FROM issuer_keys ORDER BY registered_at, key_id")
@@ -242,7 +251,6 @@ impl Store {
             .map_err(db_error("cannot read the credential"))?;
         row.map(|row| {
             Ok(StoredCredential {
-                serial,
                 credential_json: row.try_get(0)?,
                 revoked_at: row.try_get(1)?,
             })

@@ -5,11 +5,12 @@ use leptos::prelude::*;
 use super::certificate::{load_issued, CertificateCard};
 use super::i18n::{msg, tr};
 use super::{browser, capitalize};
+use crate::credential::normalize_learner_name;
 use crate::embed::{answered_question, quiz_result};
 use crate::i18n::Msg;
 use crate::quiz::attempt::{storage_key, Answer, Attempt, Feedback, RestoreError};
 use crate::quiz::bank::{QuestionBank, QuestionKind};
-use crate::quiz::certificate::{self, Certificate, CertificateError, IssuedCertificate};
+use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
 use crate::quiz::issuance::{self, Outcome};
 use crate::route::Route;
 
@@ -180,17 +181,14 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         issued.set(Some(record));
     };
 
-    // The name as it will appear, or why it cannot.
-    let checked_name = move || {
-        let text = certificate::normalize_name(&name.get_untracked());
-        if text.is_empty() || text.chars().count() > certificate::MAX_NAME_CHARS {
-            message.set(Some(format!(
-                "{}.",
-                capitalize(&msg(&CertificateError::InvalidName.message()))
-            )));
-            return None;
+    // The name as it will appear (the issuer's own rules: NFC, white space collapsed, no control
+    // or direction characters, 1 to 80 characters), or why it cannot.
+    let checked_name = move || match normalize_learner_name(&name.get_untracked()) {
+        Ok(text) => Some(text),
+        Err(error) => {
+            message.set(Some(format!("{}.", capitalize(&msg(&error.message())))));
+            None
         }
-        Some(text)
     };
 
     // The signed certificate: the issuer grades the first answers itself.
