@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { readFile, mkdir } from 'node:fs/promises';
 import { extname, join, normalize, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
 import { before, after } from 'node:test';
 
@@ -37,12 +38,28 @@ export async function servePages(pages, host = '127.0.0.2') {
   return { url: `http://${host}:${port}/`, origin: `http://${host}:${port}`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** Serves dist/ on a free localhost port; resolves to { url, close }. */
-export async function serveDist() {
+/**
+ * Serves folders under URL prefixes ({ '/': distDir, '/lms/content/': dir, ... }; the longest
+ * prefix wins) and fixed pages ({ '/lms/host.html': html }) on a free localhost port.
+ */
+export async function serveTree(mounts, pages = {}) {
+  const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const server = createServer(async (req, res) => {
-    const path = new URL(req.url, 'http://localhost').pathname;
-    const file = normalize(join(distDir, path === '/' ? 'index.html' : path));
-    if (!file.startsWith(distDir)) {
+    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    if (pages[path] !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(pages[path]);
+      return;
+    }
+    const prefix = prefixes.find((p) => path.startsWith(p));
+    if (prefix === undefined) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    const root = mounts[prefix];
+    const rest = path.slice(prefix.length);
+    const file = normalize(join(root, rest === '' || rest.endsWith('/') ? `${rest}index.html` : rest));
+    if (!file.startsWith(root)) {
       res.writeHead(403).end();
       return;
     }
@@ -57,6 +74,29 @@ export async function serveDist() {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Serves dist/ on a free localhost port; resolves to { url, close }. */
+export async function serveDist() {
+  return serveTree({ '/': distDir });
+}
+
+/**
+ * Runs axe-core's WCAG 2.2 A/AA rules in a page or frame and fails on any violation, naming
+ * the rule and the elements.
+ */
+export async function expectAccessible(frame, label) {
+  const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  await frame.addScriptTag({ path: axePath });
+  const violations = await frame.evaluate(async () => {
+    const result = await window.axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    });
+    return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  if (violations.length > 0) {
+    throw new Error(`${label}: axe-core found ${violations.length} WCAG 2.2 AA violations:\n${violations.join('\n')}`);
+  }
 }
 
 /** Headless Debian Chromium with WebGPU exposed (SwiftShader) and no network chatter; Playwright gives each launch a fresh profile. */

@@ -6,9 +6,10 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/postgres.sh"
 cd "$ROOT"
 
-ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1 postgresql
+ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1 postgresql unzip
 ensure_web_toolchain
-if [ ! -d e2e/node_modules/playwright-core ]; then
+# Playwright, scorm-again (the LMS side of the SCORM tests) and axe-core, as package-lock.json pins.
+if [ ! -d e2e/node_modules/playwright-core ] || [ ! -d e2e/node_modules/scorm-again ] || [ ! -d e2e/node_modules/axe-core ]; then
   say "installing the end-to-end test packages"
   (cd e2e && npm ci --no-audit --no-fund)
 fi

@@ -8,6 +8,8 @@
 //!   `did:web`, Bitstring Status List, baked PNGs), pure and shared by the issuer and the browser.
 //! - [`verification`]: what the verify page checks and concludes (either ID format, files),
 //!   over a fetch function the browser passes in; tested natively.
+//! - [`scorm`]: SCORM 1.2 / 2004 data model values, `suspend_data`, and (natively) content
+//!   packages with their manifest.
 //! - [`plot`]: charts drawn with plotters against any `DrawingBackend`.
 //! - `issuer` (native only): the certificate issuer service (axum, sqlx).
 //! - `cli` (native only): the `gradlab` command's logic.
@@ -21,6 +23,7 @@ pub mod lab_state;
 pub mod plot;
 pub mod quiz;
 pub mod route;
+pub mod scorm;
 pub mod sim;
 pub mod verification;
 

@@ -92,6 +92,13 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ),
     // Native only: the issuer service uses the quiz core and the credential layer, never the UI or the GPU.
     (
+        "scorm",
+        &["quiz", "i18n", "sim", "route", "embed"],
+        &[
+            "wgpu", "leptos", "web_sys", "js_sys", "plotters", "axum", "sqlx", "tokio",
+        ],
+    ),
+    (
         "issuer",
         &["credential", "quiz", "i18n"],
         &["wgpu", "leptos", "web_sys", "js_sys", "plotters"],
@@ -106,6 +113,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "credential",
             "verification",
             "issuer",
+            "scorm",
             "i18n",
         ],
         &["leptos", "web_sys", "js_sys"],

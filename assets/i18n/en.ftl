@@ -179,6 +179,7 @@ embed-open-full = Open in the full Lab ↗
 ## Quiz
 quiz-title = Quiz: gradient accumulation
 quiz-intro = Only your first answer to each question counts towards the score; retry as often as you like to learn. Progress is saved in this browser.
+quiz-intro-lms = Only your first answer to each question counts towards the score; retry as often as you like to learn. Progress is saved in your course.
 quiz-score-line = First-try score: { $correct } of { $answered } answered correctly ({ $answered } of { $total } questions answered)
 quiz-counter = Question { $number } of { $total } · { $topic }
 quiz-select-all = Select all that apply.
@@ -207,6 +208,9 @@ quiz-restore-kept = { $reason }. It was kept under "{ $key }"; a new attempt has
 quiz-restore-lost = { $reason }. A new attempt has started.
 quiz-restore-unreadable = saved quiz progress could not be read: { $detail }
 quiz-restore-other-version = saved quiz progress belongs to question bank version { $saved }, this is version { $current }
+scorm-call-failed = The course platform did not save your progress: { $call } failed ({ $detail }). Your answers stay in this page and are sent again with your next answer.
+scorm-suspend-too-long = the progress takes { $length } characters, more than the { $limit } this course platform keeps; it is kept in this page only
+scorm-suspend-unreadable = the progress saved in the course could not be read: { $detail }
 quiz-error-no-question = there is no question { $index }
 quiz-error-wrong-kind = this answer does not fit the question
 quiz-error-no-option = option { $index } does not exist

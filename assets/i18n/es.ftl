@@ -179,6 +179,7 @@ embed-open-full = Abrir en el laboratorio completo ↗
 ## Cuestionario
 quiz-title = Cuestionario: acumulación de gradientes
 quiz-intro = Solo tu primera respuesta a cada pregunta cuenta para la nota; repite cuantas veces quieras para aprender. El progreso se guarda en este navegador.
+quiz-intro-lms = Solo tu primera respuesta a cada pregunta cuenta para la nota; repite cuantas veces quieras para aprender. El progreso se guarda en tu curso.
 quiz-score-line = Nota al primer intento: { $correct } de { $answered } respondidas bien ({ $answered } de { $total } preguntas respondidas)
 quiz-counter = Pregunta { $number } de { $total } · { $topic }
 quiz-select-all = Marca todas las que correspondan.
@@ -207,6 +208,9 @@ quiz-restore-kept = { $reason }. Se guardó en «{ $key }»; ha empezado un nuev
 quiz-restore-lost = { $reason }. Ha empezado un nuevo intento.
 quiz-restore-unreadable = no se pudo leer el progreso guardado del cuestionario: { $detail }
 quiz-restore-other-version = el progreso guardado es de la versión { $saved } del banco de preguntas; esta es la versión { $current }
+scorm-call-failed = La plataforma del curso no guardó tu progreso: { $call } falló ({ $detail }). Tus respuestas siguen en esta página y se enviarán de nuevo con tu próxima respuesta.
+scorm-suspend-too-long = el progreso ocupa { $length } caracteres, más de los { $limit } que guarda esta plataforma; solo se conserva en esta página
+scorm-suspend-unreadable = no se pudo leer el progreso guardado en el curso: { $detail }
 quiz-error-no-question = no existe la pregunta { $index }
 quiz-error-wrong-kind = esta respuesta no corresponde a la pregunta
 quiz-error-no-option = la opción { $index } no existe

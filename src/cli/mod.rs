@@ -4,6 +4,7 @@
 mod bench;
 mod issuer;
 mod output;
+mod package;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -81,6 +82,9 @@ enum Command {
     /// The certificate issuer service and its administration.
     #[command(subcommand)]
     Issuer(issuer::IssuerCommand),
+    /// Build a SCORM package of the release build for Moodle, Canvas, Open edX or any LMS.
+    #[command(subcommand)]
+    Package(package::PackageCommand),
     /// Check a signed credential (JSON file or baked PNG): exit 0 and a one-line verdict when
     /// valid, non-zero with the reason otherwise.
     Verify {
@@ -289,6 +293,7 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
         }
         Command::Bench { steps } => bench::run(steps, out)?,
         Command::Issuer(command) => issuer::run(command, out)?,
+        Command::Package(command) => package::run(command, out)?,
         Command::Verify {
             file,
             did_document,

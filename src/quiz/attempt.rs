@@ -32,6 +32,15 @@ pub struct QuestionProgress {
     pub first_answer: Option<Answer>,
 }
 
+/// What a save keeps of one question: the answers, never a verdict (grading is redone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedAnswers {
+    /// The graded first answer; saves from before it was kept lack it.
+    pub first: Option<Answer>,
+    pub last: Answer,
+    pub tries: u32,
+}
+
 /// Feedback on one option.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionFeedback {
@@ -320,11 +329,55 @@ impl Attempt {
                 current: bank.version,
             });
         }
-        attempt.progress.retain(|id, p| {
-            bank.question(id)
-                .is_some_and(|q| Self::is_correct(q, &p.last_answer).is_ok())
+        let recorded = std::mem::take(&mut attempt.progress).into_iter().map(|(id, p)| {
+            let answers = RecordedAnswers {
+                first: p.first_answer,
+                last: p.last_answer,
+                tries: p.tries,
+            };
+            (id, answers)
         });
-        attempt.current = attempt.current.min(bank.questions.len().saturating_sub(1));
-        Ok(attempt)
+        Ok(Self::from_recorded(bank, attempt.seed, attempt.current, recorded))
+    }
+
+    /// Rebuilds an attempt from recorded answers, grading every one with the bank: a stored
+    /// "correct" flag is never trusted. Answers to questions the bank does not have, or that do
+    /// not fit their question, are dropped; a current index past the end is clamped.
+    pub fn from_recorded(
+        bank: &QuestionBank,
+        seed: u64,
+        current: usize,
+        recorded: impl IntoIterator<Item = (String, RecordedAnswers)>,
+    ) -> Self {
+        let mut attempt = Attempt::new(bank, seed);
+        for (id, answers) in recorded {
+            let Some(question) = bank.question(&id) else { continue };
+            let Ok(solved) = Self::is_correct(question, &answers.last) else {
+                continue;
+            };
+            // A right answer ends a question, so a question tried once was answered first with
+            // its last answer, and one tried more than once was first answered wrong.
+            let tries = answers.tries.max(1);
+            let first = answers.first.or_else(|| (tries == 1).then(|| answers.last.clone()));
+            let first_try_correct = match &first {
+                Some(first) => match Self::is_correct(question, first) {
+                    Ok(correct) => correct,
+                    Err(_) => continue,
+                },
+                None => false,
+            };
+            attempt.progress.insert(
+                id,
+                QuestionProgress {
+                    first_try_correct,
+                    tries,
+                    solved,
+                    last_answer: answers.last,
+                    first_answer: first,
+                },
+            );
+        }
+        attempt.current = current.min(bank.questions.len().saturating_sub(1));
+        attempt
     }
 }

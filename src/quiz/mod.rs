@@ -259,18 +259,45 @@ mod tests {
         assert_eq!(graded, attempt.score(&bank));
         assert!(graded.first_try_correct < bank.questions.len());
 
-        // Saves from before first answers were recorded send nothing for those questions.
+        // Saves from before first answers were recorded: a question tried once was first
+        // answered with its last answer; one tried more often was first answered wrongly, and
+        // sends nothing to an issuer.
         let mut old = attempt.clone();
-        for progress in old.progress.values_mut().take(3) {
-            progress.first_answer = None;
+        for q in bank.questions.iter().take(3) {
+            old.progress.get_mut(&q.id).unwrap().first_answer = None;
         }
+        let tried_again = bank.questions[..3]
+            .iter()
+            .filter(|q| old.progress[&q.id].tries > 1)
+            .count();
+        assert_eq!(tried_again, 1, "question 1 was answered wrongly first");
         let restored = Attempt::restore(&bank, &old.save()).unwrap();
-        assert_eq!(restored.first_answers().len(), bank.questions.len() - 3);
+        assert_eq!(restored.first_answers().len(), bank.questions.len() - tried_again);
+        assert_eq!(restored.score(&bank), attempt.score(&bank));
         assert!(
             !Attempt::grade_first_answers(&bank, &restored.first_answers())
                 .unwrap()
                 .passed
         );
+
+        // A save edited to claim first-try successes is graded again from its answers.
+        let mut forged = attempt.clone();
+        for progress in forged.progress.values_mut() {
+            progress.first_try_correct = true;
+            progress.solved = true;
+        }
+        let restored = Attempt::restore(&bank, &forged.save()).unwrap();
+        assert_eq!(restored.score(&bank), attempt.score(&bank));
+        let mut all_wrong = Attempt::new(&bank, 11);
+        for i in 0..bank.questions.len() {
+            all_wrong.answer(&bank, i, wrong(&bank, i)).unwrap();
+        }
+        for progress in all_wrong.progress.values_mut() {
+            progress.first_try_correct = true;
+        }
+        let restored = Attempt::restore(&bank, &all_wrong.save()).unwrap();
+        assert_eq!(restored.score(&bank).first_try_correct, 0);
+        assert!(!restored.score(&bank).passed);
 
         let mut unknown = first.clone();
         unknown.insert("no-such-question".into(), Answer::Single(0));

@@ -8,6 +8,7 @@ mod embed;
 mod i18n;
 mod lab;
 mod quiz;
+mod scorm;
 mod verify;
 
 use leptos::prelude::*;
@@ -87,6 +88,16 @@ fn App() -> impl IntoView {
     if let Some(options) = &embed_options {
         embed::start(options);
     }
+    // A course platform's SCORM API, when the Lab or the quiz runs as a SCO inside one.
+    let lms_notice = RwSignal::new(None::<String>);
+    if matches!(route, Route::Lab { .. } | Route::Quiz) {
+        scorm::start(lms_notice);
+    }
+    let lms_notice = move || {
+        lms_notice
+            .get()
+            .map(|text| view! { <p class="notice error" role="alert" data-testid="lms-notice">{text}</p> })
+    };
     let embedded = embed_options.is_some();
     let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
     let bank = QuestionBank::bundled_in(i18n::language());
@@ -164,6 +175,7 @@ fn App() -> impl IntoView {
         <main class="page" class:embedded=embedded>
             <h1 class="visually-hidden">{tr("app-title")}</h1>
             {notices}
+            {lms_notice}
             {page}
         </main>
     }

@@ -13,6 +13,7 @@ use crate::quiz::bank::{QuestionBank, QuestionKind};
 use crate::quiz::certificate::{self, Certificate, IssuedCertificate};
 use crate::quiz::issuance::{self, Outcome};
 use crate::route::Route;
+use crate::scorm::{self, data_model, suspend};
 
 /// Where a request for a signed certificate stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +45,27 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
                 (Attempt::new(bank, browser::random_seed()), Some(note))
             }
         },
+    }
+}
+
+/// Inside an LMS, progress comes from `cmi.suspend_data` (local storage belongs to whoever
+/// used this browser before); unreadable data is kept aside in local storage, never lost.
+fn load_from_lms(bank: &QuestionBank) -> (Attempt, Option<String>) {
+    let saved = super::scorm::get(scorm::SUSPEND_DATA).unwrap_or_default();
+    match suspend::decode(bank, &saved) {
+        Ok(Some(attempt)) => (attempt, None),
+        Ok(None) => (Attempt::new(bank, browser::random_seed()), None),
+        Err(error) => {
+            let backup = "gradlab.scorm.suspend_data.unreadable";
+            let kept = browser::save(backup, &saved).is_ok();
+            let reason = capitalize(&msg(&error.message()));
+            let note = if kept {
+                msg(&Msg::new("quiz-restore-kept").arg("reason", reason).arg("key", backup))
+            } else {
+                msg(&Msg::new("quiz-restore-lost").arg("reason", reason))
+            };
+            (Attempt::new(bank, browser::random_seed()), Some(note))
+        }
     }
 }
 
@@ -85,7 +107,21 @@ fn report_to_host(
 
 #[component]
 pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
-    let (initial, restore_notice) = load_attempt(&bank);
+    let lms = super::scorm::version();
+    let (initial, restore_notice) = match lms {
+        Some(_) => load_from_lms(&bank),
+        None => load_attempt(&bank),
+    };
+    // The LMS's pass mark (from the package's manifest) decides passed or failed there.
+    let lms_pass_mark = lms.map(|version| {
+        let value = super::scorm::get(version.mastery_element()).unwrap_or_default();
+        data_model::pass_mark(version, &value, &bank)
+    });
+    let resumed = lms.is_some() && !initial.progress.is_empty();
+    let done_before = lms.is_some_and(|version| {
+        let status = super::scorm::get(version.completion_element()).unwrap_or_default();
+        data_model::already_completed(version, &status)
+    });
     let initial_feedback = initial.feedback_for(&bank, initial.current);
     let (stored, stored_problem) = match load_issued(bank.version) {
         Ok(stored) => (stored, None),
@@ -103,12 +139,34 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     let name = RwSignal::new(String::new());
 
     let persist = move || {
+        if let (Some(version), Some(pass_mark)) = (lms, lms_pass_mark) {
+            let (mut elements, suspended, complete) = bank.with_value(|b| {
+                attempt.with_untracked(|a| {
+                    (
+                        data_model::quiz_elements(version, b, a, pass_mark),
+                        suspend::encode(a, version),
+                        a.is_complete(b),
+                    )
+                })
+            });
+            match suspended {
+                Ok(text) => elements.push((scorm::SUSPEND_DATA.to_string(), text)),
+                Err(e) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
+            }
+            super::scorm::save(&elements, complete);
+            return;
+        }
         let saved = attempt.with_untracked(Attempt::save);
         let key = storage_key(bank.with_value(|b| b.version));
         if let Err(e) = browser::save(&key, &saved) {
             message.set(Some(msg(&e)));
         }
     };
+    // In an LMS: say at once that the quiz was opened (SCORM 1.2 LMSs otherwise mark a SCO
+    // that set no status "completed" when it finishes), without undoing an earlier result.
+    if resumed || (lms.is_some() && !done_before) {
+        persist();
+    }
 
     let go_to = move |index: usize| {
         attempt.update(|a| a.current = index);
@@ -361,7 +419,10 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         };
         let lab_link = f.scenario.clone().map(|id| {
             let href = super::i18n::link(Route::Lab { scenario: Some(id) }.query());
-            view! { <a href=href class="lab-link">{tr("quiz-see-in-lab")}</a> }
+            // Embedded (and so inside an LMS) the Lab opens beside the quiz: leaving the frame
+            // would end the quiz's session.
+            let new_tab = super::embed::is_active().then_some("_blank");
+            view! { <a href=href class="lab-link" target=new_tab rel=new_tab.map(|_| "noopener")>{tr("quiz-see-in-lab")}</a> }
         });
         Some(view! {
             <section class=class data-testid="feedback" data-correct=f.correct.to_string()>
@@ -477,7 +538,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     view! {
         <section class="quiz">
             <h2>{tr("quiz-title")}</h2>
-            <p class="muted">{tr("quiz-intro")}</p>
+            <p class="muted">{tr(if lms.is_some() { "quiz-intro-lms" } else { "quiz-intro" })}</p>
             <p class="muted" data-testid="score-line">{score_line}</p>
             <div role="status" aria-live="polite" class="message">{move || message.get()}</div>
             {question_view}

@@ -19,6 +19,7 @@ use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS}
 use crate::lab_state::texts;
 use crate::plot::boundary::DecisionBoundary;
 use crate::plot::{LineChart, Metric};
+use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
 use engine_loop::{Command, EngineBadge, LabSignals};
@@ -237,7 +238,19 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     });
 
     let experiment = move || controls.with(|c| c.scenario.clone());
-    // Embedded: an experiment trained far enough is reported once, with the time it took.
+    // Inside an LMS the Lab is a SCO: incomplete at launch (an earlier completion is never
+    // undone), completed once an experiment has been experienced.
+    let lms = super::scorm::version();
+    if let Some(version) = lms {
+        let status = super::scorm::get(version.completion_element()).unwrap_or_default();
+        if data_model::already_completed(version, &status) {
+            super::scorm::save(&[], true);
+        } else {
+            super::scorm::save(&data_model::lab_elements(version, false), false);
+        }
+    }
+    // Embedded or in an LMS: an experiment trained far enough is reported once, with the time
+    // it took.
     let reported = StoredValue::new(Vec::<String>::new());
     let opened_ms = StoredValue::new(browser::now_ms());
     Effect::new(move |previous: Option<String>| {
@@ -246,8 +259,12 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             opened_ms.set_value(browser::now_ms());
         }
         let steps = signals.view.with(|v| v.steps);
-        if super::embed::is_active() && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
+        let reporting = super::embed::is_active() || lms.is_some();
+        if reporting && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
             reported.update_value(|r| r.push(id.clone()));
+            if let Some(version) = lms {
+                super::scorm::save(&data_model::lab_elements(version, true), true);
+            }
             let seconds = (browser::now_ms() - opened_ms.get_value()) / 1000.0;
             let language = super::i18n::language().tag();
             super::embed::report(&experienced_scenario(

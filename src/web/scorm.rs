@@ -1,0 +1,240 @@
+//! The SCO side of SCORM (wasm only): finds the LMS's API object on an ancestor or opener
+//! window, initializes, writes the values `crate::scorm` computes, and finishes when the page
+//! is left. Outside an LMS nothing is found and nothing happens.
+//!
+//! A failing call is shown once in the page (until a later save works again); nothing the
+//! learner did is dropped, because every save writes the whole state again and commits.
+
+use std::cell::RefCell;
+
+use leptos::prelude::*;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::browser;
+use super::i18n::msg;
+use crate::i18n::Msg;
+use crate::scorm::data_model::{exit_elements, Element};
+use crate::scorm::ScormVersion;
+
+struct Session {
+    api: JsValue,
+    version: ScormVersion,
+    started_ms: f64,
+    /// Whether the learner is done with this SCO (the LMS may close the attempt on exit).
+    finished: bool,
+    terminated: bool,
+    /// Where a failing call is reported; set by the page shell.
+    notice: RwSignal<Option<String>>,
+}
+
+thread_local! {
+    static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
+}
+
+/// How far up the window tree an LMS's API is looked for (the SCORM run-time's own bound is 7
+/// for 1.2 and 500 for 2004; LMS players nest a few frames at most).
+const MAX_ANCESTORS: usize = 16;
+
+/// The API object on `window`, if it has one; a cross-origin window throws on access and so
+/// has none for us.
+fn api_on(window: &JsValue) -> Option<(JsValue, ScormVersion)> {
+    [ScormVersion::Scorm2004, ScormVersion::Scorm12]
+        .into_iter()
+        .find_map(|version| {
+            let api = js_sys::Reflect::get(window, &version.api_object().into()).ok()?;
+            api.is_object().then_some((api, version))
+        })
+}
+
+/// Looks on the window's ancestors, then on its opener's (an LMS that launches SCOs in a new
+/// window).
+fn find_api() -> Option<(JsValue, ScormVersion)> {
+    let own = web_sys::window()?;
+    let search_up = |start: web_sys::Window| {
+        let mut current = start;
+        for _ in 0..MAX_ANCESTORS {
+            if let Some(found) = api_on(current.as_ref()) {
+                return Some(found);
+            }
+            let parent = current.parent().ok().flatten()?;
+            if js_sys::Object::is(parent.as_ref(), current.as_ref()) {
+                return None;
+            }
+            current = parent;
+        }
+        None
+    };
+    search_up(own.clone()).or_else(|| {
+        let opener = own.opener().ok().filter(|o| o.is_object())?;
+        search_up(opener.dyn_into::<web_sys::Window>().ok()?)
+    })
+}
+
+/// A failed call: which, and the LMS's own error code and text.
+struct Problem {
+    call: String,
+    code: String,
+    text: String,
+}
+
+impl Session {
+    fn call(&self, function: &str, args: &[&str]) -> Result<JsValue, String> {
+        let f = js_sys::Reflect::get(&self.api, &function.into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            .ok_or_else(|| format!("the LMS's API has no {function}"))?;
+        let result = match args {
+            [] => f.call1(&self.api, &JsValue::from_str("")),
+            [a] => f.call1(&self.api, &JsValue::from_str(a)),
+            [a, b, ..] => f.call2(&self.api, &JsValue::from_str(a), &JsValue::from_str(b)),
+        };
+        result.map_err(|e| {
+            js_sys::Reflect::get(&e, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_else(|| format!("{e:?}"))
+        })
+    }
+
+    /// A call that answers "true" or "false"; on "false" the LMS's last error explains it.
+    fn checked(&self, function: &str, args: &[&str]) -> Result<(), Problem> {
+        let describe = || match args.first() {
+            Some(element) if !element.is_empty() => format!("{function}({element})"),
+            _ => function.to_string(),
+        };
+        let answer = self.call(function, args).map_err(|text| Problem {
+            call: describe(),
+            code: String::new(),
+            text,
+        })?;
+        let ok = answer.as_bool().unwrap_or(false) || answer.as_string().as_deref() == Some("true");
+        if ok {
+            return Ok(());
+        }
+        let functions = self.version.functions();
+        let code = self
+            .call(functions.get_last_error, &[])
+            .ok()
+            .and_then(|c| c.as_string().or_else(|| c.as_f64().map(|n| n.to_string())))
+            .unwrap_or_default();
+        let text = self
+            .call(functions.get_error_string, &[&code])
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default();
+        Err(Problem {
+            call: describe(),
+            code,
+            text,
+        })
+    }
+
+    fn get(&self, element: &str) -> Option<String> {
+        self.call(self.version.functions().get_value, &[element])
+            .ok()
+            .and_then(|v| v.as_string())
+    }
+
+    fn write(&self, elements: &[Element]) -> Result<(), Problem> {
+        let functions = self.version.functions();
+        for (name, value) in elements {
+            self.checked(functions.set_value, &[name, value])?;
+        }
+        self.checked(functions.commit, &[])
+    }
+
+    /// Shows the first failure; a later success takes the notice away.
+    fn report(&self, outcome: Result<(), Problem>) {
+        match outcome {
+            Ok(()) => {
+                if self.notice.get_untracked().is_some() {
+                    self.notice.set(None);
+                }
+            }
+            Err(problem) => {
+                if self.notice.get_untracked().is_none() {
+                    let detail: Vec<&str> = [problem.code.as_str(), problem.text.as_str()]
+                        .into_iter()
+                        .filter(|part| !part.is_empty())
+                        .collect();
+                    self.notice.set(Some(msg(&Msg::new("scorm-call-failed")
+                        .arg("call", problem.call)
+                        .arg("detail", detail.join(" ")))));
+                }
+            }
+        }
+    }
+}
+
+/// Looks for an LMS and, when there is one, initializes the session and arranges to finish
+/// it when the page goes away. Returns whether the page runs inside an LMS.
+pub fn start(notice: RwSignal<Option<String>>) -> bool {
+    let Some((api, version)) = find_api() else { return false };
+    let session = Session {
+        api,
+        version,
+        started_ms: browser::now_ms(),
+        finished: false,
+        terminated: false,
+        notice,
+    };
+    let initialized = session.checked(version.functions().initialize, &[]);
+    let ok = initialized.is_ok();
+    session.report(initialized);
+    if !ok {
+        return false;
+    }
+    SESSION.with(|s| *s.borrow_mut() = Some(session));
+    if let Some(window) = web_sys::window() {
+        let on_leave = Closure::<dyn FnMut()>::new(finish);
+        let _ = window.add_event_listener_with_callback("pagehide", on_leave.as_ref().unchecked_ref());
+        let _ = window.add_event_listener_with_callback("beforeunload", on_leave.as_ref().unchecked_ref());
+        // Lives as long as the page.
+        on_leave.forget();
+    }
+    true
+}
+
+/// The SCORM version of the LMS the page runs in, if any.
+pub fn version() -> Option<ScormVersion> {
+    SESSION.with(|s| s.borrow().as_ref().map(|s| s.version))
+}
+
+/// Reads an element (`None` outside an LMS or when the LMS does not answer).
+pub fn get(element: &str) -> Option<String> {
+    SESSION.with(|s| s.borrow().as_ref().and_then(|s| s.get(element)))
+}
+
+/// Writes every element and commits; a failure is reported once and the next save writes
+/// everything again.
+pub fn save(elements: &[Element], finished: bool) {
+    SESSION.with(|s| {
+        if let Some(session) = s.borrow_mut().as_mut() {
+            if session.terminated {
+                return;
+            }
+            session.finished = finished;
+            let outcome = session.write(elements);
+            session.report(outcome);
+        }
+    });
+}
+
+/// Writes the session time and how the learner left, commits and terminates (once).
+fn finish() {
+    SESSION.with(|s| {
+        if let Some(session) = s.borrow_mut().as_mut() {
+            if session.terminated {
+                return;
+            }
+            session.terminated = true;
+            let seconds = (browser::now_ms() - session.started_ms) / 1000.0;
+            let elements = exit_elements(session.version, seconds, session.finished);
+            let outcome = session
+                .write(&elements)
+                .and_then(|()| session.checked(session.version.functions().terminate, &[]));
+            session.report(outcome);
+        }
+    });
+}
