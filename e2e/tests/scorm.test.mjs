@@ -61,7 +61,12 @@ const HOST = `<!doctype html>
   }
   lms.snapshot = snapshot;
   window[setup.api] = api;
-  document.getElementById('sco').src = setup.launch;
+  if (setup.popup) {
+    // LMSs that launch SCOs in a new window: the API is on the opener.
+    window.launchPopup = () => window.open(setup.launch, 'sco');
+  } else {
+    document.getElementById('sco').src = setup.launch;
+  }
 </script></body></html>`;
 
 let server;
@@ -309,3 +314,22 @@ for (const version of Object.keys(VERSIONS)) {
     await page.close();
   });
 }
+
+test('SCORM 1.2: a SCO opened in a new window finds the API on its opener', async () => {
+  const page = await browser.newPage();
+  const launchUrl = launchOf('1.2', /embed=quiz/);
+  await page.addInitScript((setup) => {
+    window.lmsSetup = setup;
+  }, { ...VERSIONS['1.2'], api: 'API', launch: launchUrl, popup: true });
+  await page.goto(`${server.url}lms/host.html`);
+  const [popup] = await Promise.all([page.waitForEvent('popup'), page.evaluate(() => window.launchPopup())]);
+  await popup.getByTestId('question').waitFor();
+  await answer(popup, await currentQuestion(popup), true);
+  const data = model('1.2', (await lms(page)).commits.at(-1));
+  assert.equal(data.status, 'incomplete');
+  assert.equal(data.interactions.length, 1);
+  assert.equal(data.interactions[0].result, 'correct');
+  await popup.close();
+  await page.waitForFunction(() => window.lms.finished);
+  await page.close();
+});

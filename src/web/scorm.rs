@@ -67,7 +67,9 @@ fn find_api() -> Option<(JsValue, ScormVersion)> {
     };
     search_up(own.clone()).or_else(|| {
         let opener = own.opener().ok().filter(|o| o.is_object())?;
-        search_up(opener.dyn_into::<web_sys::Window>().ok()?)
+        // `window.opener` is a window of another realm, so `instanceof Window` (what
+        // `dyn_into` checks) is false for it although it is one.
+        search_up(opener.unchecked_into::<web_sys::Window>())
     })
 }
 
