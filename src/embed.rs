@@ -125,18 +125,26 @@ impl EmbedOptions {
     }
 }
 
-/// `scheme://host[:port]` of an http(s) origin, lower-cased, or `None` for anything else
-/// (paths, other schemes, `*`).
+/// `scheme://host[:port]` of an http(s) origin, as the browser serializes it (lower-case host,
+/// default port dropped), or `None` for anything else: paths, queries, credentials, other
+/// schemes, `*`, `null`, or a host that is not one (`http://..`).
 pub fn normalize_origin(text: &str) -> Option<String> {
-    let lower = text.trim().trim_end_matches('/').to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))?;
-    let valid = !rest.is_empty()
-        && rest
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-    valid.then_some(lower)
+    let parsed = url::Url::parse(text.trim()).ok()?;
+    let only_an_origin = matches!(parsed.scheme(), "http" | "https")
+        && parsed.username().is_empty()
+        && parsed.password().is_none()
+        && parsed.path() == "/"
+        && parsed.query().is_none()
+        && parsed.fragment().is_none();
+    let names_a_host = match parsed.host()? {
+        // The URL standard accepts domains with empty labels (`..`); they name no host.
+        url::Host::Domain(domain) => domain
+            .trim_end_matches('.')
+            .split('.')
+            .all(|label| !label.is_empty() && !label.starts_with('-') && !label.ends_with('-')),
+        url::Host::Ipv4(_) | url::Host::Ipv6(_) => true,
+    };
+    (only_an_origin && names_a_host).then(|| parsed.origin().ascii_serialization())
 }
 
 /// The query of the full app for the same experiment: the embed parameters removed.
@@ -259,6 +267,15 @@ mod tests {
             normalize_origin("http://127.0.0.1:8080").as_deref(),
             Some("http://127.0.0.1:8080")
         );
+        for (given, origin) in [
+            ("https://Course.Example.org/", "https://course.example.org"),
+            ("https://lms.example:443", "https://lms.example"),
+            ("http://[::1]:3000", "http://[::1]:3000"),
+            ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+            ("https://bücher.example", "https://xn--bcher-kva.example"),
+        ] {
+            assert_eq!(normalize_origin(given).as_deref(), Some(origin), "{given}");
+        }
         for bad in [
             "*",
             "javascript:alert(1)",
@@ -266,6 +283,15 @@ mod tests {
             "ftp://x",
             "https://",
             "null",
+            "http://..",
+            "http://.",
+            "https://a..b",
+            "https://-a.example",
+            "https://user:pw@a.example",
+            "https://a.example?x=1",
+            "https://a.example#top",
+            "https://a.example:99999",
+            "http://exa mple.org",
         ] {
             assert_eq!(normalize_origin(bad), None, "{bad}");
         }

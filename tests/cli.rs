@@ -201,9 +201,10 @@ fn export_writes_everything_needed_to_recheck() {
         path.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("6 runs x 2 steps"), "{}", stdout(&output));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(doc["schema"], "gradlab-export");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     let train = &doc["dataset"]["train"];
     assert_eq!(
         train["inputs"].as_array().unwrap().len(),
@@ -211,15 +212,19 @@ fn export_writes_everything_needed_to_recheck() {
     );
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 6);
-    for run in runs {
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for step in steps {
+        assert_eq!(step["examples"].as_array().unwrap().len(), 256);
+        assert_eq!(step["runs"].as_array().unwrap().len(), runs.len());
+    }
+    for (i, run) in runs.iter().enumerate() {
         let count = run["parameter_count"].as_u64().unwrap() as usize;
         assert_eq!(run["initial_parameters"].as_array().unwrap().len(), count);
-        let steps = run["steps"].as_array().unwrap();
-        assert_eq!(steps.len(), 2);
         for step in steps {
-            assert_eq!(step["gradient"].as_array().unwrap().len(), count);
-            assert_eq!(step["parameters"].as_array().unwrap().len(), count);
-            assert_eq!(step["examples"].as_array().unwrap().len(), 256);
+            let result = &step["runs"][i];
+            assert_eq!(result["gradient"].as_array().unwrap().len(), count);
+            assert_eq!(result["parameters"].as_array().unwrap().len(), count);
         }
         let last = run["parameter_layout"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(
@@ -228,11 +233,97 @@ fn export_writes_everything_needed_to_recheck() {
         );
     }
     // Re-check one number from the document alone: SGD's update is p1 = p0 - lr * g.
-    let run = &runs[2];
-    let p0 = run["initial_parameters"][5].as_f64().unwrap();
-    let g = run["steps"][0]["gradient"][5].as_f64().unwrap();
-    let p1 = run["steps"][0]["parameters"][5].as_f64().unwrap();
+    let p0 = runs[2]["initial_parameters"][5].as_f64().unwrap();
+    let g = steps[0]["runs"][2]["gradient"][5].as_f64().unwrap();
+    let p1 = steps[0]["runs"][2]["parameters"][5].as_f64().unwrap();
     assert!((p1 - (p0 - 0.1 * g)).abs() < 1e-6, "{p1} vs {}", p0 - 0.1 * g);
+}
+
+#[test]
+fn export_streams_to_standard_output_as_one_document() {
+    let output = gradlab(&["export", "--scenario", "scaling", "--steps", "3", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 3);
+    assert_eq!(doc["steps"][2]["step"], 2);
+}
+
+/// Writes `text` as a config file and runs `gradlab run` on it.
+fn run_config(name: &str, text: &str, extra: &[&str]) -> Output {
+    let dir = scratch_dir(name);
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let mut args = vec!["run", "--config", path.to_str().unwrap(), "--steps", "1"];
+    args.extend_from_slice(extra);
+    gradlab(&args)
+}
+
+#[test]
+fn a_huge_run_label_is_refused_not_a_panic() {
+    let label = "x".repeat(65_536);
+    let output = run_config("label.toml", &format!("[[runs]]\nlabel = \"{label}\"\n"), &[]);
+    assert_clean_failure(&output, "runs[0].label: must be at most 64 characters, got 65536");
+    assert_eq!(output.status.code(), Some(1), "an error exit, not a panic (101)");
+    assert!(stderr(&output).len() < 1_000, "the label is not echoed");
+    let escape = run_config("escape.toml", "[[runs]]\nlabel = \"a\\u001b[2Jb\"\n", &[]);
+    assert_clean_failure(&escape, "control characters");
+}
+
+#[test]
+fn a_config_too_large_for_memory_is_refused_before_training() {
+    let hidden = ["1024"; 8].join(", ");
+    let runs: String = (0..8)
+        .map(|i| format!("[[runs]]\nlabel = \"r{i}\"\n[runs.model]\nhidden = [{hidden}]\n"))
+        .collect();
+    let text = format!("batch_size = 239872\n[dataset]\nexamples_per_class = 100000\ntest_fraction = 0.2\n{runs}");
+    let output = run_config("huge.toml", &text, &[]);
+    assert_clean_failure(&output, "more than the budget of 2048 MiB");
+    assert!(stderr(&output).contains("--memory-budget-mib"), "{}", stderr(&output));
+    // The same estimate is what `gradlab memory` reports, without refusing to report it.
+    let dir = scratch_dir("huge-memory");
+    let path = dir.join("huge.toml");
+    std::fs::write(&path, &text).unwrap();
+    let memory = gradlab(&["memory", "--config", path.to_str().unwrap()]);
+    assert!(memory.status.success(), "{}", stderr(&memory));
+    assert!(
+        stdout(&memory).contains("whole experiment: about "),
+        "{}",
+        stdout(&memory)
+    );
+    // A raised budget lets a config through that the default refuses.
+    let wide = "batch_size = 512\n[dataset]\nexamples_per_class = 3000\n[[runs]]\nlabel = \"w\"\n[runs.model]\nhidden = [512, 512]\n";
+    assert_clean_failure(
+        &run_config("wide.toml", wide, &["--memory-budget-mib", "10"]),
+        "budget of 10 MiB",
+    );
+    let raised = run_config("wide.toml", wide, &["--memory-budget-mib", "4096"]);
+    assert!(raised.status.success(), "{}", stderr(&raised));
+}
+
+#[test]
+fn a_huge_malformed_config_is_quoted_only_near_the_error() {
+    let text = format!("batch_size = 256 {}\n", "y".repeat(10 << 20));
+    let output = run_config("big-line.toml", &text, &[]);
+    assert_clean_failure(&output, "line 1, column");
+    assert!(
+        stderr(&output).len() < 2_000,
+        "stderr holds {} bytes",
+        stderr(&output).len()
+    );
+    let json = format!("{{\"batch_size\": 256, \"{}\": 1}}", "k".repeat(10 << 20));
+    let output = run_config("big-key.json", &json, &[]);
+    assert_clean_failure(&output, "unknown field");
+    assert!(
+        stderr(&output).len() < 2_000,
+        "stderr holds {} bytes",
+        stderr(&output).len()
+    );
+}
+
+#[test]
+fn bench_steps_are_bounded() {
+    assert_clean_failure(&gradlab(&["bench", "--steps", "1000000000"]), "--steps");
+    assert_clean_failure(&gradlab(&["bench", "--steps", "0"]), "--steps");
 }
 
 #[test]

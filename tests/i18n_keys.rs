@@ -29,6 +29,11 @@ fn literal_ids() -> BTreeSet<String> {
         let text = std::fs::read_to_string(&file).unwrap();
         for marker in ["tr(\"", "Msg::new(\""] {
             for (start, _) in text.match_indices(marker) {
+                // `tr(` only as a whole name: `attr("identifier")` names an XML attribute.
+                let before = text[..start].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
                 let rest = &text[start + marker.len()..];
                 let id: String = rest.chars().take_while(|c| *c != '"').collect();
                 if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {

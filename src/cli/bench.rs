@@ -68,6 +68,8 @@ fn row(out: &mut dyn Write, engine: &str, micro_batches: usize, work: &str, step
         steps as f64 / seconds,
         1000.0 * seconds / steps as f64
     )?;
+    // Each row as soon as it is measured: a long bench shows progress, even through a pipe.
+    out.flush()?;
     Ok(())
 }
 
@@ -76,8 +78,11 @@ const WORK: [(&str, MetricOps); 2] = [
     ("+ reference grad + eval", MetricOps::ALL),
 ];
 
+/// The most timed steps per measurement: about a minute of CPU work per row on a slow machine.
+pub const MAX_STEPS: u64 = 100_000;
+
 pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
-    let steps = steps.max(1);
+    let steps = steps.clamp(1, MAX_STEPS);
     writeln!(
         out,
         "canonical workload: spiral 3x300, MLP 2-64-64-3 ReLU, SGD lr 0.1, B = 256"
@@ -87,6 +92,7 @@ pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
         "{:<10} {:<14} {:<24} {:>10} {:>10}",
         "engine", "regime", "work per step", "steps/s", "ms/step"
     )?;
+    out.flush()?;
     for (work, metrics) in WORK {
         for micro_batches in [1, 4] {
             let seconds = time_steps::<f32>(micro_batches, metrics, steps)?.as_secs_f64();

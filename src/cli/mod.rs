@@ -16,8 +16,8 @@ use plotters::prelude::*;
 
 use crate::plot::{draw_line_chart, LineChart, Metric};
 use crate::sim::backend::TrainingBackend;
-use crate::sim::export::export;
-use crate::sim::lab::{CpuLab, Lab, LabConfig};
+use crate::sim::export::write_export;
+use crate::sim::lab::{memory_estimate, CpuLab, Lab, LabConfig};
 use crate::sim::scenario::Scenario;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -75,8 +75,8 @@ enum Command {
     },
     /// Time the CPU engine on the canonical workload and print steps per second.
     Bench {
-        /// Timed optimizer steps per measurement.
-        #[arg(long, default_value_t = 200)]
+        /// Timed optimizer steps per measurement (1 to 100000).
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=bench::MAX_STEPS))]
         steps: u64,
     },
     /// The certificate issuer service and its administration.
@@ -111,6 +111,15 @@ enum Precision {
     F64,
 }
 
+impl Precision {
+    fn bytes_per_value(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
 /// Where the experiment comes from, and how long it runs.
 #[derive(Debug, Args)]
 struct Source {
@@ -129,7 +138,14 @@ struct Source {
     /// No progress on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Memory the experiment may use, in MiB; a config estimated above it is refused before
+    /// training starts.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_BUDGET_MIB, value_parser = clap::value_parser!(u64).range(1..))]
+    memory_budget_mib: u64,
 }
+
+/// Enough for every scenario many times over, and below what a small laptop can spare.
+const DEFAULT_MEMORY_BUDGET_MIB: u64 = 2048;
 
 impl Source {
     fn load(&self) -> Result<LabConfig> {
@@ -147,6 +163,31 @@ impl Source {
         Ok(config)
     }
 
+    /// [`Self::load`], refusing a config that would not fit the memory budget.
+    fn load_within_budget(&self) -> Result<LabConfig> {
+        let config = self.load()?;
+        self.check_memory(&config)?;
+        Ok(config)
+    }
+
+    /// Refuses a config whose estimated peak memory exceeds the budget.
+    fn check_memory(&self, config: &LabConfig) -> Result<()> {
+        let estimate = memory_estimate(config, &config.dataset.generate(), self.precision.bytes_per_value());
+        let budget = self.memory_budget_mib.saturating_mul(1 << 20);
+        if estimate.total_bytes() > budget {
+            bail!(
+                "this experiment needs about {} MiB of memory ({} MiB of data, {} MiB for the runs' engines), \
+                 more than the budget of {} MiB; make batch_size, the hidden widths, the number of runs or \
+                 examples_per_class smaller, or raise the budget with --memory-budget-mib",
+                mib(estimate.total_bytes()),
+                mib(estimate.dataset_bytes),
+                mib(estimate.engine_bytes),
+                self.memory_budget_mib
+            );
+        }
+        Ok(())
+    }
+
     fn steps(&self, config: &LabConfig) -> Result<u64> {
         let steps = self.steps.unwrap_or(config.steps);
         if steps == 0 || steps > crate::sim::lab::MAX_STEPS {
@@ -159,17 +200,81 @@ impl Source {
     }
 }
 
-/// Parses a TOML or JSON config; the parser's message names the bad key and line.
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
+}
+
+/// Parses a TOML or JSON config. The message names the line and column and quotes at most a
+/// short excerpt: a config may be megabytes on one line, and echoing it helps nobody.
 pub fn load_config_file(path: &Path) -> Result<LabConfig> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
     let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let config = if is_json {
-        serde_json::from_str(&text)
-            .with_context(|| format!("config file {} is not a valid lab config", path.display()))?
+    let parsed = if is_json {
+        serde_json::from_str(&text).map_err(|error| {
+            let offset = offset_of(&text, error.line(), error.column());
+            (error.to_string(), offset)
+        })
     } else {
-        toml::from_str(&text).with_context(|| format!("config file {} is not a valid lab config", path.display()))?
+        toml::from_str(&text).map_err(|error| (error.message().to_string(), error.span().map_or(0, |span| span.start)))
     };
-    Ok(config)
+    parsed.map_err(|(message, offset)| {
+        let (line, column) = line_and_column(&text, offset);
+        anyhow::anyhow!(
+            "config file {} is not a valid lab config: line {line}, column {column}: {}\n  near: {}",
+            path.display(),
+            excerpt(message.trim(), 0, MESSAGE_CHARS),
+            excerpt(&text, offset, EXCERPT_CHARS)
+        )
+    })
+}
+
+const MESSAGE_CHARS: usize = 200;
+const EXCERPT_CHARS: usize = 60;
+
+/// The byte offset of a 1-based line and column (as serde_json reports them).
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line_text = text[line_start..].split('\n').next().unwrap_or("");
+    let in_line = line_text
+        .char_indices()
+        .nth(column.saturating_sub(1))
+        .map_or(line_text.len(), |(i, _)| i);
+    line_start + in_line
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..text.floor_char_boundary(offset)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// At most `chars` characters of `text` on one line, around byte `offset`, with `…` where text
+/// was cut and control characters (newlines, escapes) shown escaped.
+fn excerpt(text: &str, offset: usize, chars: usize) -> String {
+    let at = text[..text.floor_char_boundary(offset)].chars().count();
+    let from = at.saturating_sub(chars / 2);
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut shown = text.chars().skip(from);
+    for c in shown.by_ref().take(chars) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if shown.next().is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// Progress on stderr: a rewritten line on a terminal, a line per tenth otherwise.
@@ -210,7 +315,7 @@ impl Progress {
 }
 
 fn trained_lab(source: &Source) -> Result<(Lab<Box<dyn TrainingBackend>>, u64)> {
-    let config = source.load()?;
+    let config = source.load_within_budget()?;
     let steps = source.steps(&config)?;
     let mut lab = boxed_lab(config, source.precision)?;
     let progress = Progress::new(steps, source.quiet);
@@ -268,28 +373,36 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             }
         }
         Command::Export { source, out: path } => {
-            let config = source.load()?;
+            let config = source.load_within_budget()?;
             let steps = source.steps(&config)?;
+            let runs = config.runs.len();
             let mut lab = boxed_lab(config, source.precision)?;
-            let document = export(&mut lab, steps)?;
+            let progress = Progress::new(steps, source.quiet);
             if path.as_os_str() == "-" {
-                serde_json::to_writer(&mut *out, &document)?;
-                writeln!(out)?;
+                write_export(&mut lab, steps, out, |done| progress.update(done))?;
             } else {
                 let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-                serde_json::to_writer(std::io::BufWriter::new(file), &document)?;
-                writeln!(
-                    out,
-                    "wrote {} ({} runs x {steps} steps)",
-                    path.display(),
-                    document.runs.len()
-                )?;
+                write_export(&mut lab, steps, &mut std::io::BufWriter::new(file), |done| {
+                    progress.update(done);
+                })
+                .with_context(|| format!("export to {} failed", path.display()))?;
+                writeln!(out, "wrote {} ({runs} runs x {steps} steps)", path.display())?;
             }
         }
         Command::Memory { source } => {
             let config = source.load()?;
+            let estimate = memory_estimate(&config, &config.dataset.generate(), source.precision.bytes_per_value());
             let lab = CpuLab::<f32>::cpu(config)?;
             output::memory(&lab.activation_memory(4), out)?;
+            writeln!(
+                out,
+                "whole experiment: about {} MiB ({} MiB data, {} MiB engines) at {:?}; budget {} MiB (--memory-budget-mib)",
+                mib(estimate.total_bytes()),
+                mib(estimate.dataset_bytes),
+                mib(estimate.engine_bytes),
+                source.precision,
+                source.memory_budget_mib
+            )?;
         }
         Command::Bench { steps } => bench::run(steps, out)?,
         Command::Issuer(command) => issuer::run(command, out)?,

@@ -22,7 +22,14 @@ fn optional(value: Option<f64>, precision: usize) -> String {
 }
 
 pub fn table<B: TrainingBackend>(lab: &Lab<B>, every: u64, out: &mut dyn Write) -> Result<()> {
-    let width = lab.runs().iter().map(|r| r.spec.label.len()).max().unwrap_or(3).max(3);
+    // Validation bounds labels; the cap keeps the width a valid format argument regardless.
+    let width = lab
+        .runs()
+        .iter()
+        .map(|r| r.spec.label.chars().count())
+        .max()
+        .unwrap_or(3)
+        .clamp(3, crate::sim::lab::MAX_LABEL_CHARS);
     writeln!(
         out,
         "{:>5}  {:<width$}  {:>10}  {:>8}  {:>10}  {:>10}  {:>12}  {:>10}  {:>9}",

@@ -1,30 +1,35 @@
-//! One JSON-serializable document with everything needed to re-check a lab's numbers in another
-//! framework: data, initial parameters, and per step each run's batch, loss, gradient and parameters.
+//! One JSON document with everything needed to re-check a lab's numbers in another framework:
+//! data, initial parameters, and per step the batch and each run's loss, gradient and parameters.
 //! The schema is documented in `docs/export-schema.md`.
+//!
+//! The document is written while the lab trains, one step at a time, so that memory stays at one
+//! step's numbers however many steps are exported (a long export is a large file, not a large
+//! process). Steps therefore come step-major: each step lists every run.
+
+use std::io::Write;
 
 use serde::Serialize;
 
 use super::backend::TrainingBackend;
-use super::data::Dataset;
-use super::lab::{Lab, LabConfig};
+use super::lab::Lab;
 use super::metrics::StepRecord;
 use super::model::TensorInfo;
 use super::SimError;
 
 pub const EXPORT_SCHEMA: &str = "gradlab-export";
-pub const EXPORT_SCHEMA_VERSION: u32 = 1;
+pub const EXPORT_SCHEMA_VERSION: u32 = 2;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExportDocument {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    /// The engine that produced the numbers ("cpu-f32", "cpu-f64").
-    pub engine: String,
-    pub config: LabConfig,
-    pub dataset: Dataset,
-    pub runs: Vec<ExportRun>,
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("cannot write the export: {0}")]
+    Write(#[from] std::io::Error),
+    #[error("cannot encode the export: {0}")]
+    Encode(#[from] serde_json::Error),
 }
 
+/// A run as it starts: its tensors and initial values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportRun {
     pub label: String,
@@ -34,14 +39,19 @@ pub struct ExportRun {
     pub buffer_count: usize,
     pub initial_parameters: Vec<f64>,
     pub initial_buffers: Vec<f64>,
-    pub steps: Vec<ExportStep>,
 }
 
+/// One optimizer step: the examples every run consumed, then each run's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportStep {
     pub step: u64,
     /// Indices into `dataset.train` examples, in the order consumed.
     pub examples: Vec<usize>,
+    pub runs: Vec<ExportRunStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportRunStep {
     /// Items per micro-batch, in order; micro-batches are contiguous slices of `examples`' items.
     pub micro_batch_items: Vec<usize>,
     pub metrics: StepRecord,
@@ -53,9 +63,26 @@ pub struct ExportStep {
     pub buffers: Vec<f64>,
 }
 
-/// Runs `steps` optimizer steps of `lab` and records everything.
-pub fn export<B: TrainingBackend>(lab: &mut Lab<B>, steps: u64) -> Result<ExportDocument, SimError> {
-    let mut runs: Vec<ExportRun> = lab
+/// Writes one `"key":value` member of the top-level object.
+fn member(out: &mut dyn Write, first: bool, key: &str, value: &impl Serialize) -> Result<(), ExportError> {
+    if !first {
+        out.write_all(b",")?;
+    }
+    serde_json::to_writer(&mut *out, key)?;
+    out.write_all(b":")?;
+    serde_json::to_writer(&mut *out, value)?;
+    Ok(())
+}
+
+/// Runs `steps` optimizer steps of `lab`, writing the document to `out` as it goes and calling
+/// `progress(done)` after each step.
+pub fn write_export<B: TrainingBackend>(
+    lab: &mut Lab<B>,
+    steps: u64,
+    out: &mut dyn Write,
+    mut progress: impl FnMut(u64),
+) -> Result<(), ExportError> {
+    let runs: Vec<ExportRun> = lab
         .runs()
         .iter()
         .map(|run| {
@@ -66,32 +93,90 @@ pub fn export<B: TrainingBackend>(lab: &mut Lab<B>, steps: u64) -> Result<Export
                 buffer_count: run.layout.buffer_count,
                 initial_parameters: run.backend.parameters()?,
                 initial_buffers: run.backend.buffers()?,
-                steps: Vec::new(),
             })
         })
         .collect::<Result<_, SimError>>()?;
-    for _ in 0..steps {
+    let engine = lab.runs().first().map(|r| r.backend.name()).unwrap_or_default();
+    out.write_all(b"{")?;
+    member(out, true, "schema", &EXPORT_SCHEMA)?;
+    member(out, false, "schema_version", &EXPORT_SCHEMA_VERSION)?;
+    member(out, false, "engine", &engine)?;
+    member(out, false, "config", lab.config())?;
+    member(out, false, "dataset", lab.dataset())?;
+    member(out, false, "runs", &runs)?;
+    drop(runs);
+    out.write_all(b",\"steps\":[")?;
+    for done in 1..=steps {
         lab.step()?;
-        let examples = lab.last_examples().to_vec();
-        for (out, run) in runs.iter_mut().zip(lab.runs()) {
-            out.steps.push(ExportStep {
-                step: lab.steps_taken() - 1,
-                examples: examples.clone(),
-                micro_batch_items: run.last_micro_batch_items.clone(),
-                metrics: run.history.last().copied().unwrap_or_default(),
-                gradient: run.backend.gradient()?,
-                parameters: run.backend.parameters()?,
-                buffers: run.backend.buffers()?,
-            });
+        let step = ExportStep {
+            step: lab.steps_taken() - 1,
+            examples: lab.last_examples().to_vec(),
+            runs: lab
+                .runs()
+                .iter()
+                .map(|run| {
+                    Ok(ExportRunStep {
+                        micro_batch_items: run.last_micro_batch_items.clone(),
+                        metrics: run.history.last().copied().unwrap_or_default(),
+                        gradient: run.backend.gradient()?,
+                        parameters: run.backend.parameters()?,
+                        buffers: run.backend.buffers()?,
+                    })
+                })
+                .collect::<Result<_, SimError>>()?,
+        };
+        if done > 1 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, &step)?;
+        progress(done);
+    }
+    out.write_all(b"]}\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::lab::CpuLab;
+    use crate::sim::scenario::Scenario;
+
+    fn exported(scenario: &str, steps: u64) -> serde_json::Value {
+        let config = Scenario::by_id(scenario).expect("known scenario").config;
+        let mut lab = CpuLab::<f64>::cpu(config).expect("valid scenario");
+        let mut bytes = Vec::new();
+        let mut reported = Vec::new();
+        write_export(&mut lab, steps, &mut bytes, |done| reported.push(done)).expect("export");
+        assert_eq!(reported, (1..=steps).collect::<Vec<_>>());
+        serde_json::from_slice(&bytes).expect("one valid JSON document")
+    }
+
+    #[test]
+    fn the_streamed_document_is_one_json_object_with_every_step_of_every_run() {
+        let doc = exported("norms", 3);
+        assert_eq!(doc["schema"], EXPORT_SCHEMA);
+        assert_eq!(doc["schema_version"], EXPORT_SCHEMA_VERSION);
+        let runs = doc["runs"].as_array().expect("runs");
+        let steps = doc["steps"].as_array().expect("steps");
+        assert_eq!(steps.len(), 3);
+        for (i, step) in steps.iter().enumerate() {
+            assert_eq!(step["step"], i as u64);
+            assert_eq!(step["runs"].as_array().expect("runs of a step").len(), runs.len());
+            for (run, result) in runs.iter().zip(step["runs"].as_array().expect("runs")) {
+                let count = run["parameter_count"].as_u64().expect("count") as usize;
+                assert_eq!(result["gradient"].as_array().expect("gradient").len(), count);
+                assert_eq!(result["parameters"].as_array().expect("parameters").len(), count);
+                assert_eq!(result["metrics"]["step"], i as u64);
+            }
         }
     }
-    let engine = lab.runs().first().map(|r| r.backend.name()).unwrap_or_default();
-    Ok(ExportDocument {
-        schema: EXPORT_SCHEMA,
-        schema_version: EXPORT_SCHEMA_VERSION,
-        engine,
-        config: lab.config().clone(),
-        dataset: lab.dataset().clone(),
-        runs,
-    })
+
+    #[test]
+    fn a_shorter_export_is_a_prefix_of_a_longer_one() {
+        let one = exported("scaling", 1);
+        let two = exported("scaling", 2);
+        assert_eq!(one["steps"][0], two["steps"][0]);
+        assert_eq!(one["runs"], two["runs"]);
+    }
 }

@@ -15,6 +15,8 @@ use super::{ConfigError, SimError};
 
 pub const MAX_RUNS: usize = 8;
 pub const MAX_STEPS: u64 = 1_000_000;
+/// Run labels are names in a legend and a table column, not documents.
+pub const MAX_LABEL_CHARS: usize = 64;
 
 /// One run of a lab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +106,20 @@ impl LabConfig {
             let field = format!("runs[{i}]");
             if run.label.trim().is_empty() {
                 return Err(ConfigError::new(format!("{field}.label"), "must not be empty"));
+            }
+            let label_chars = run.label.chars().count();
+            if label_chars > MAX_LABEL_CHARS {
+                return Err(ConfigError::new(
+                    format!("{field}.label"),
+                    format!("must be at most {MAX_LABEL_CHARS} characters, got {label_chars}"),
+                ));
+            }
+            // Labels reach terminals, CSV and charts: control characters could rewrite a terminal.
+            if run.label.chars().any(char::is_control) {
+                return Err(ConfigError::new(
+                    format!("{field}.label"),
+                    "must not contain control characters (newlines, tabs, escapes)",
+                ));
             }
             if self.runs[..i].iter().any(|other| other.label == run.label) {
                 return Err(ConfigError::new(
@@ -352,10 +368,166 @@ impl<B: TrainingBackend> Lab<B> {
     }
 }
 
+/// What a lab holds at its peak, estimated from its config and data before any engine is built,
+/// so that an experiment that cannot fit is refused with a message instead of aborting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MemoryEstimate {
+    /// The generated data set (inputs as f64, labels, example offsets).
+    pub dataset_bytes: u64,
+    /// Every run's engine: activations of its largest pass (the full-batch reference gradient
+    /// or the test-set evaluation), its test set, and parameter-sized vectors (parameters,
+    /// gradients, reference gradient, optimizer moments and scratch, counted as eight).
+    pub engine_bytes: u64,
+}
+
+impl MemoryEstimate {
+    pub fn total_bytes(&self) -> u64 {
+        self.dataset_bytes.saturating_add(self.engine_bytes)
+    }
+}
+
+/// Parameter-sized vectors an engine keeps (see [`MemoryEstimate::engine_bytes`]).
+const PARAMETER_COPIES: u64 = 8;
+
+/// Estimates the peak memory of `config` on `dataset` (its generated data) with engines of
+/// `bytes_per_value` bytes per number.
+pub fn memory_estimate(config: &LabConfig, dataset: &Dataset, bytes_per_value: usize) -> MemoryEstimate {
+    let u = |n: usize| n as u64;
+    let split_bytes = |split: &super::data::Split| {
+        u(split.inputs.len()) * 8 + u(split.labels.len()) * 4 + u(split.example_offsets.len()) * 8
+    };
+    let dataset_bytes = split_bytes(&dataset.train) + split_bytes(&dataset.test);
+    let largest_example = (0..dataset.train.example_count())
+        .map(|e| dataset.train.items_in(e).len())
+        .max()
+        .unwrap_or(1);
+    let batch_rows = config
+        .batch_size
+        .saturating_mul(largest_example)
+        .min(dataset.train.item_count());
+    let test_rows = dataset.test.item_count();
+    let engine_bytes = config
+        .runs
+        .iter()
+        .map(|run| {
+            let layout = Layout::new(&run.model, dataset.input_dim, dataset.classes);
+            let activations = activation_memory(&layout, batch_rows.max(test_rows), bytes_per_value).bytes;
+            let test_set = test_rows * (dataset.input_dim + 1) * bytes_per_value;
+            let parameters = PARAMETER_COPIES * u(layout.parameter_count + layout.buffer_count) * u(bytes_per_value);
+            u(activations) + u(test_set) + parameters
+        })
+        .fold(0u64, u64::saturating_add);
+    MemoryEstimate {
+        dataset_bytes,
+        engine_bytes,
+    }
+}
+
 /// Activation memory of one run against holding the full batch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunMemory {
     pub label: String,
     pub peak: ActivationMemory,
     pub full_batch: ActivationMemory,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::data::{DatasetKind, MAX_EXAMPLES_PER_CLASS};
+    use crate::sim::model::{MAX_HIDDEN_LAYERS, MAX_WIDTH};
+    use crate::sim::scenario::Scenario;
+
+    fn with_label(label: &str) -> LabConfig {
+        let mut config = LabConfig::default();
+        config.runs[0].label = label.into();
+        config
+    }
+
+    #[test]
+    fn labels_are_short_printable_names() {
+        assert!(with_label(&"x".repeat(MAX_LABEL_CHARS)).validate().is_ok());
+        assert!(
+            with_label(&"é".repeat(MAX_LABEL_CHARS)).validate().is_ok(),
+            "characters, not bytes"
+        );
+        let long = with_label(&"x".repeat(65_536)).validate().expect_err("too long");
+        assert_eq!(long.field, "runs[0].label");
+        assert!(
+            long.message.contains("at most 64 characters, got 65536"),
+            "{}",
+            long.message
+        );
+        assert!(long.message.len() < 100, "the message does not echo the label");
+        for control in ["a\nb", "tab\there", "\u{1b}[2J", "nul\0"] {
+            let error = with_label(control).validate().expect_err("control character");
+            assert_eq!(error.field, "runs[0].label");
+        }
+    }
+
+    /// The largest config validation accepts: every limit at its maximum.
+    fn largest_config() -> LabConfig {
+        let mut config = LabConfig::default();
+        config.dataset.examples_per_class = MAX_EXAMPLES_PER_CLASS;
+        config.dataset.test_fraction = 0.05;
+        let classes = config.dataset.kind.classes();
+        let total = MAX_EXAMPLES_PER_CLASS * classes;
+        config.batch_size = total - (total as f64 * 0.05).round() as usize;
+        config.runs = (0..MAX_RUNS)
+            .map(|i| RunSpec {
+                label: format!("run {i}"),
+                model: ModelSpec {
+                    hidden: vec![MAX_WIDTH; MAX_HIDDEN_LAYERS],
+                    ..ModelSpec::default()
+                },
+                ..RunSpec::default()
+            })
+            .collect();
+        config
+    }
+
+    #[test]
+    fn the_largest_valid_config_is_estimated_far_above_a_laptops_memory() {
+        let config = largest_config();
+        config.validate().expect("every limit at its maximum is valid");
+        let estimate = memory_estimate(&config, &config.dataset.generate(), 4);
+        assert!(estimate.total_bytes() > 10_000_000_000, "{estimate:?}");
+    }
+
+    #[test]
+    fn every_scenario_is_estimated_small_and_at_least_its_activations() {
+        for scenario in Scenario::all() {
+            let dataset = scenario.config.dataset.generate();
+            let estimate = memory_estimate(&scenario.config, &dataset, 4);
+            assert!(estimate.total_bytes() < 256 << 20, "{}: {estimate:?}", scenario.id);
+            let lab = CpuLab::<f32>::cpu(scenario.config.clone()).expect("valid scenario");
+            let activations: u64 = lab.activation_memory(4).iter().map(|r| r.full_batch.bytes as u64).sum();
+            assert!(estimate.engine_bytes >= activations, "{}: {estimate:?}", scenario.id);
+        }
+    }
+
+    #[test]
+    fn the_estimate_grows_with_the_batch_and_the_precision() {
+        let config = LabConfig {
+            dataset: DatasetSpec {
+                kind: DatasetKind::default(),
+                examples_per_class: 2_000,
+                ..Default::default()
+            },
+            ..LabConfig::default()
+        };
+        let dataset = config.dataset.generate();
+        let small = memory_estimate(&config, &dataset, 4);
+        let bigger_batch = memory_estimate(
+            &LabConfig {
+                batch_size: 4096,
+                ..config.clone()
+            },
+            &dataset,
+            4,
+        );
+        assert!(bigger_batch.engine_bytes > small.engine_bytes);
+        assert!(memory_estimate(&config, &dataset, 8).engine_bytes > small.engine_bytes);
+        assert_eq!(small.dataset_bytes, bigger_batch.dataset_bytes);
+    }
 }
