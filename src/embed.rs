@@ -70,7 +70,7 @@ impl EmbedOptions {
         let bad = |notices: &mut Vec<Msg>, parameter: &'static str, value: &str| {
             notices.push(
                 Msg::new("notice-bad-parameter")
-                    .arg("value", value.chars().take(40).collect::<String>())
+                    .quoted("value", value)
                     .arg("parameter", parameter),
             )
         };
@@ -120,6 +120,19 @@ impl EmbedOptions {
                 Some(origin) => options.parent_origin = Some(origin),
                 None => bad(&mut notices, "origin", origin),
             }
+        }
+        // An embed shows its one part whatever `view` says; a link that asks for another page
+        // is told so rather than silently shown something else.
+        let shown = match target {
+            EmbedTarget::Lab => "lab",
+            EmbedTarget::Quiz => "quiz",
+        };
+        if let Some(view) = get("view").filter(|view| *view != shown) {
+            notices.push(
+                Msg::new("notice-embed-overrides-view")
+                    .quoted("view", view)
+                    .arg("embed", shown),
+            );
         }
         (Some(options), notices)
     }
@@ -255,10 +268,25 @@ mod tests {
         assert!(options.locks(Control::LearningRate) && options.locks(Control::MicroBatches));
         assert_eq!(options.parent_origin.as_deref(), Some("https://course.example.org"));
         assert_eq!(notices.len(), 1);
-        assert_eq!(notices[0].args[0].1, "bogus");
+        assert_eq!(notices[0].args[0].1, "\u{2068}bogus\u{2069}", "quoted and isolated");
         let (options, notices) = EmbedOptions::from_pairs(&pairs(&[("embed", "quiz"), ("origin", "*")]));
         assert_eq!(options.unwrap().parent_origin, None, "a wildcard is never an origin");
         assert_eq!(notices.len(), 1);
+    }
+
+    #[test]
+    fn an_embed_says_when_it_overrides_the_view() {
+        let (_, notices) = EmbedOptions::from_pairs(&pairs(&[("embed", "quiz"), ("view", "certificate")]));
+        assert_eq!(
+            notices,
+            vec![Msg::new("notice-embed-overrides-view")
+                .quoted("view", "certificate")
+                .arg("embed", "quiz")]
+        );
+        let (_, notices) = EmbedOptions::from_pairs(&pairs(&[("embed", "lab"), ("view", "lab")]));
+        assert!(notices.is_empty(), "the view it shows anyway is no conflict");
+        let (_, notices) = EmbedOptions::from_pairs(&pairs(&[("embed", "quiz")]));
+        assert!(notices.is_empty());
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub const SANDBOX: &str = "sandbox";
 
 impl Route {
     pub fn from_pairs(pairs: &[(String, String)]) -> (Route, Vec<Notice>) {
-        let mut notices = Vec::new();
+        let mut notices = duplicate_notices(pairs);
         let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
         let clipped = |value: Option<&str>| {
             value
@@ -52,16 +52,12 @@ impl Route {
             },
             other => {
                 if other != "lab" {
-                    notices.push(Notice(
-                        Msg::new("notice-unknown-page").arg("value", other.chars().take(40).collect::<String>()),
-                    ));
+                    notices.push(Notice(Msg::new("notice-unknown-page").quoted("value", other)));
                 }
                 let scenario = match get("scenario") {
                     Some(id) if SCENARIO_IDS.contains(&id) || id == SANDBOX => Some(id.to_string()),
                     Some(id) => {
-                        notices.push(Notice(
-                            Msg::new("notice-unknown-scenario").arg("value", id.chars().take(40).collect::<String>()),
-                        ));
+                        notices.push(Notice(Msg::new("notice-unknown-scenario").quoted("value", id)));
                         None
                     }
                     None => None,
@@ -83,6 +79,25 @@ impl Route {
             Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
         }
     }
+}
+
+/// A notice per key given more than once: every reader of the URL takes the first value, and
+/// the learner is told which one that was.
+fn duplicate_notices(pairs: &[(String, String)]) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    for (i, (key, value)) in pairs.iter().enumerate() {
+        let count = pairs.iter().filter(|(k, _)| k == key).count();
+        let first = !pairs[..i].iter().any(|(k, _)| k == key);
+        if count > 1 && first {
+            notices.push(Notice(
+                Msg::new("notice-duplicate-parameter")
+                    .quoted("parameter", key)
+                    .arg("count", count)
+                    .quoted("value", value),
+            ));
+        }
+    }
+    notices
 }
 
 /// Percent-encodes everything but unreserved characters (RFC 3986).
@@ -138,6 +153,40 @@ mod tests {
         let (route, _) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", &long)]));
         let Route::Verify { id, .. } = route else { panic!() };
         assert_eq!(id.len(), MAX_PARAM_CHARS);
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_its_first_value_and_says_so() {
+        let (route, notices) = Route::from_pairs(&pairs(&[
+            ("view", "quiz"),
+            ("view", "bench"),
+            ("lr", "0.1"),
+            ("view", "lab"),
+            ("lr", "2"),
+        ]));
+        assert_eq!(route, Route::Quiz);
+        let ids: Vec<_> = notices.iter().map(|n| (n.0.id.as_ref(), n.0.args.clone())).collect();
+        assert_eq!(
+            ids,
+            vec![
+                (
+                    "notice-duplicate-parameter",
+                    vec![
+                        ("parameter", "\u{2068}view\u{2069}".to_string()),
+                        ("count", "3".to_string()),
+                        ("value", "\u{2068}quiz\u{2069}".to_string())
+                    ]
+                ),
+                (
+                    "notice-duplicate-parameter",
+                    vec![
+                        ("parameter", "\u{2068}lr\u{2069}".to_string()),
+                        ("count", "2".to_string()),
+                        ("value", "\u{2068}0.1\u{2069}".to_string())
+                    ]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -137,9 +137,9 @@ test('a preset can be copied into the sandbox', async () => {
 test('malformed URL parameters fall back with a visible notice', async () => {
   const page = await openLab(app, '?view=lab&scenario=%3Cscript%3E&lr=abc&n=7&engine=quantum');
   const notice = await page.getByTestId('url-notice').textContent();
-  assert.match(notice, /"<script>" is not a valid value for scenario/);
-  assert.match(notice, /"abc" is not a valid value for lr/);
-  assert.match(notice, /"quantum" is not a valid value for engine/);
+  assert.match(notice, /"\u2068<script>\u2069" is not a valid value for scenario/);
+  assert.match(notice, /"\u2068abc\u2069" is not a valid value for lr/);
+  assert.match(notice, /"\u2068quantum\u2069" is not a valid value for engine/);
   assert.match(await page.getByTestId('scenario-title').textContent(), /Full batch vs accumulated/);
   await train(page, 2);
   await screenshot(page, 'lab-bad-url');

@@ -48,7 +48,7 @@ test('the browser language picks Spanish; an unknown lang falls back with a noti
   assert.match(await page.getByTestId('score-line').textContent(), /Nota al primer intento/);
   await screenshot(page, 'quiz-spanish');
   await page.goto(`${app.server.url}?view=verify&lang=xx`);
-  assert.match(await page.getByTestId('url-notice').textContent(), /«xx» no es un valor válido para lang/);
+  assert.match(await page.getByTestId('url-notice').textContent(), /«\u2068xx\u2069» no es un valor válido para lang/);
   assert.match(await page.getByTestId('trust-note').textContent(), /no tiene servidor/);
   await context.close();
 });

@@ -90,7 +90,22 @@ impl Msg {
         self.args.push((name, value.to_string()));
         self
     }
+
+    /// An argument that quotes text from outside the app (a URL parameter, a typed value):
+    /// at most [`QUOTED_CHARS`] characters, wrapped in Unicode first-strong isolate marks so that
+    /// right-to-left or override characters in it cannot reorder the message around it (the
+    /// bundle's own isolation is off, see [`Localizer::new`]).
+    pub fn quoted(self, name: &'static str, value: &str) -> Self {
+        let mut text: String = value.chars().take(QUOTED_CHARS).collect();
+        if value.chars().nth(QUOTED_CHARS).is_some() {
+            text.push('…');
+        }
+        self.arg(name, format!("\u{2068}{text}\u{2069}"))
+    }
 }
+
+/// How much of an outside value a message quotes.
+pub const QUOTED_CHARS: usize = 40;
 
 /// Formats messages of one language.
 pub struct Localizer {
@@ -116,7 +131,8 @@ impl Localizer {
             detail: "bad language tag".into(),
         })?;
         let mut bundle = FluentBundle::new(vec![tag]);
-        // Unicode isolation marks would end up in copied numbers and test assertions.
+        // Isolation marks around every number would end up in copied numbers; text from outside
+        // the app is isolated where it is quoted instead (`Msg::quoted`).
         bundle.set_use_isolating(false);
         bundle.add_resource(resource).map_err(|errors| I18nError::Duplicate {
             language: language.tag(),
@@ -189,6 +205,25 @@ pub fn message_ids(source: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_text_is_isolated_and_bounded() {
+        let localizer = Localizer::new(Language::English).expect("English loads");
+        let hostile = "\u{202E}gpj.exe";
+        let text = localizer.msg(
+            &Msg::new("notice-bad-parameter")
+                .quoted("value", hostile)
+                .arg("parameter", "lr"),
+        );
+        // The override is contained: the isolate closes before the rest of the sentence.
+        assert!(text.contains("\u{2068}\u{202E}gpj.exe\u{2069}"), "{text:?}");
+        assert!(
+            text.ends_with("is not a valid value for lr; using the default."),
+            "{text:?}"
+        );
+        let long = Msg::new("x").quoted("value", &"y".repeat(10_000));
+        assert_eq!(long.args[0].1.chars().count(), QUOTED_CHARS + 3);
+    }
 
     #[test]
     fn every_language_parses_without_duplicates() {

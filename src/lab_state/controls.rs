@@ -138,10 +138,14 @@ impl NormChoice {
     }
 }
 
+// The Lab's ranges. Each lies within what the simulation accepts (a test trains at every end
+// of every range); the micro-batch count is the simulation's own limit, not a copy of it.
 pub const LEARNING_RATE_RANGE: (f64, f64) = (1e-5, 10.0);
 pub const BATCH_RANGE: (usize, usize) = (2, 512);
+pub const MICRO_BATCH_RANGE: (usize, usize) = (1, crate::sim::regime::MAX_MICRO_BATCHES);
 pub const STEPS_PER_FRAME_RANGE: (u32, u32) = (1, 50);
 pub const MAX_HIDDEN_WIDTH: usize = 256;
+pub const MAX_HIDDEN_LAYERS: usize = 4;
 
 pub fn activation_id(a: Activation) -> &'static str {
     match a {
@@ -193,11 +197,14 @@ impl LabControls {
         if !SCENARIO_IDS.contains(&self.scenario.as_str()) && self.scenario != SANDBOX {
             fail(
                 Control::Scenario,
-                Msg::new("control-error-scenario").arg("value", &self.scenario),
+                Msg::new("control-error-scenario").quoted("value", &self.scenario),
             );
         }
-        if self.hidden.is_empty() || self.hidden.len() > 4 {
-            fail(Control::Hidden, Msg::new("control-error-hidden-count"));
+        if self.hidden.is_empty() || self.hidden.len() > MAX_HIDDEN_LAYERS {
+            fail(
+                Control::Hidden,
+                Msg::new("control-error-hidden-count").arg("max", MAX_HIDDEN_LAYERS),
+            );
         } else if let Some(&w) = self.hidden.iter().find(|&&w| w == 0 || w > MAX_HIDDEN_WIDTH) {
             fail(
                 Control::Hidden,
@@ -222,8 +229,11 @@ impl LabControls {
                 Msg::new("control-error-batch").arg("low", lo).arg("high", hi),
             );
         }
-        if self.micro_batches == 0 {
+        let (lo, hi) = MICRO_BATCH_RANGE;
+        if self.micro_batches < lo {
             fail(Control::MicroBatches, Msg::new("control-error-n-zero"));
+        } else if self.micro_batches > hi {
+            fail(Control::MicroBatches, Msg::new("control-error-n-max").arg("max", hi));
         } else if self.micro_batches > self.batch_size {
             fail(
                 Control::MicroBatches,
@@ -259,28 +269,13 @@ impl LabControls {
             .map(|e| e.message)
     }
 
-    /// The query string that reproduces these controls.
+    /// The query string that reproduces these controls: on a preset only what it lets the
+    /// learner change, so that a link never carries settings that have no effect.
     pub fn to_query(&self) -> String {
-        let hidden = self.hidden.iter().map(usize::to_string).collect::<Vec<_>>().join("-");
-        let pairs = [
-            ("view", "lab".to_string()),
-            ("scenario", self.scenario.clone()),
-            ("dataset", self.dataset.id().to_string()),
-            ("hidden", hidden),
-            ("activation", activation_id(self.activation).to_string()),
-            ("norm", self.norm.id().to_string()),
-            ("optimizer", self.optimizer.id().to_string()),
-            ("lr", format!("{}", self.learning_rate)),
-            ("batch", self.batch_size.to_string()),
-            ("n", self.micro_batches.to_string()),
-            ("seed", self.seed.to_string()),
-            ("spf", self.steps_per_frame.to_string()),
-        ];
-        let body = pairs
-            .iter()
-            .map(|(k, v)| format!("{k}={}", encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let mut body = String::from("view=lab");
+        for control in Control::ALL.into_iter().filter(|c| self.is_editable(*c)) {
+            body.push_str(&format!("&{}={}", control.key(), encode(&self.text_of(control))));
+        }
         format!("?{body}")
     }
 
@@ -294,7 +289,7 @@ impl LabControls {
         let mut bad = |control: Control, value: &str| {
             notices.push(
                 Msg::new("notice-bad-parameter")
-                    .arg("value", value.chars().take(40).collect::<String>())
+                    .quoted("value", value)
                     .arg("parameter", control.key()),
             );
         };
@@ -314,7 +309,11 @@ impl LabControls {
         if let Some(v) = get("hidden") {
             let widths: Option<Vec<usize>> = v.split('-').map(|w| w.parse().ok()).collect();
             match widths {
-                Some(w) if !w.is_empty() && w.len() <= 4 && w.iter().all(|&x| (1..=MAX_HIDDEN_WIDTH).contains(&x)) => {
+                Some(w)
+                    if !w.is_empty()
+                        && w.len() <= MAX_HIDDEN_LAYERS
+                        && w.iter().all(|&x| (1..=MAX_HIDDEN_WIDTH).contains(&x)) =>
+                {
                     controls.hidden = w
                 }
                 _ => bad(Control::Hidden, &v),
@@ -353,8 +352,11 @@ impl LabControls {
             }
         }
         if let Some(v) = get("n") {
+            let (lo, hi) = MICRO_BATCH_RANGE;
             match v.parse::<usize>() {
-                Ok(n) if n >= 1 && n <= controls.batch_size && controls.batch_size.is_multiple_of(n) => {
+                Ok(n)
+                    if (lo..=hi).contains(&n) && n <= controls.batch_size && controls.batch_size.is_multiple_of(n) =>
+                {
                     controls.micro_batches = n
                 }
                 _ => bad(Control::MicroBatches, &v),
@@ -371,6 +373,34 @@ impl LabControls {
             match v.parse::<u32>() {
                 Ok(s) if (lo..=hi).contains(&s) => controls.steps_per_frame = s,
                 _ => bad(Control::StepsPerFrame, &v),
+            }
+        }
+        // A preset fixes everything but the seed and the pace: values for the rest are dropped
+        // (the rewritten URL loses them too) and the learner is told which.
+        if controls.scenario != SANDBOX {
+            // Values already reported as invalid are not repeated here.
+            let reported = |key: &str| {
+                notices
+                    .iter()
+                    .any(|n| n.args.iter().any(|(name, value)| *name == "parameter" && value == key))
+            };
+            let fixed: Vec<&str> = Control::ALL
+                .into_iter()
+                .filter(|c| !controls.is_editable(*c) && get(c.key()).is_some() && !reported(c.key()))
+                .map(Control::key)
+                .collect();
+            if !fixed.is_empty() {
+                notices.push(
+                    Msg::new("notice-preset-fixes")
+                        .arg("scenario", &controls.scenario)
+                        .arg("parameters", fixed.join(", ")),
+                );
+                controls = Self {
+                    scenario: controls.scenario,
+                    seed: controls.seed,
+                    steps_per_frame: controls.steps_per_frame,
+                    ..defaults.clone()
+                };
             }
         }
         // A combination the individual checks let through (GroupNorm with odd widths, BatchNorm
@@ -412,7 +442,7 @@ impl LabControls {
                 next.dataset = DatasetKind::ALL
                     .into_iter()
                     .find(|d| d.id() == text)
-                    .ok_or_else(|| Msg::new("control-error-scenario").arg("value", text))?
+                    .ok_or_else(|| Msg::new("control-error-scenario").quoted("value", text))?
             }
             Control::Hidden => {
                 next.hidden = text
@@ -566,6 +596,51 @@ impl LabControls {
     }
 }
 
+/// How the Lab runs beyond its controls: `engine=cpu` forces the CPU engine, and
+/// `simulate=gpu-loss` (for tests and demonstrations) loses the WebGPU device mid-run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineOptions {
+    pub force_cpu: bool,
+    pub simulate_gpu_loss: bool,
+}
+
+impl EngineOptions {
+    pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<Msg>) {
+        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let mut notices = Vec::new();
+        let mut bad = |parameter: &'static str, value: &str| {
+            notices.push(
+                Msg::new("notice-bad-parameter")
+                    .quoted("value", value)
+                    .arg("parameter", parameter),
+            );
+        };
+        let force_cpu = match get("engine") {
+            None | Some("auto" | "webgpu") => false,
+            Some("cpu") => true,
+            Some(other) => {
+                bad("engine", other);
+                false
+            }
+        };
+        let simulate_gpu_loss = match get("simulate") {
+            None => false,
+            Some("gpu-loss") => true,
+            Some(other) => {
+                bad("simulate", other);
+                false
+            }
+        };
+        (
+            Self {
+                force_cpu,
+                simulate_gpu_loss,
+            },
+            notices,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,6 +680,51 @@ mod tests {
             steps_per_frame: 10,
         };
         assert_eq!(LabControls::from_pairs(&pairs(&other.to_query())).0, other);
+    }
+
+    #[test]
+    fn engine_options_are_read_and_unknown_values_reported() {
+        assert_eq!(EngineOptions::from_pairs(&[]), (EngineOptions::default(), Vec::new()));
+        let (options, notices) = EngineOptions::from_pairs(&pairs("?engine=cpu&simulate=gpu-loss"));
+        assert!(options.force_cpu && options.simulate_gpu_loss);
+        assert!(notices.is_empty());
+        let (options, notices) = EngineOptions::from_pairs(&pairs("?engine=quantum&simulate=meteor"));
+        assert_eq!(options, EngineOptions::default());
+        assert_eq!(
+            notices,
+            vec![
+                Msg::new("notice-bad-parameter")
+                    .quoted("value", "quantum")
+                    .arg("parameter", "engine"),
+                Msg::new("notice-bad-parameter")
+                    .quoted("value", "meteor")
+                    .arg("parameter", "simulate"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_preset_drops_the_settings_it_fixes_and_says_so() {
+        let (controls, notices) =
+            LabControls::from_pairs(&pairs("?scenario=norms&lr=2&batch=128&hidden=8-8&seed=9&spf=3"));
+        assert_eq!(
+            controls,
+            LabControls {
+                scenario: "norms".into(),
+                seed: 9,
+                steps_per_frame: 3,
+                ..LabControls::default()
+            }
+        );
+        assert_eq!(
+            notices,
+            vec![Msg::new("notice-preset-fixes")
+                .arg("scenario", "norms")
+                .arg("parameters", "hidden, lr, batch")]
+        );
+        assert_eq!(controls.to_query(), "?view=lab&scenario=norms&seed=9&spf=3");
+        let (_, notices) = LabControls::from_pairs(&pairs("?scenario=norms&seed=9"));
+        assert!(notices.is_empty(), "the seed is the preset's to change");
     }
 
     #[test]
@@ -652,7 +772,7 @@ mod tests {
         assert!(notices
             .iter()
             .map(|n| en.msg(n))
-            .any(|n| n.contains("\"abc\"") && n.contains("lr")));
+            .any(|n| n.contains("\"\u{2068}abc\u{2069}\"") && n.contains("lr")));
         let (controls, notices) = LabControls::from_pairs(&pairs("?norm=group&hidden=30&scenario=sandbox"));
         assert_eq!(controls, LabControls::default());
         assert!(notices.iter().any(|n| en.msg(n).contains("cannot be combined")));
@@ -682,6 +802,74 @@ mod tests {
             ..LabControls::default()
         };
         assert_eq!(reseeded.lab_config().init_seed, 5);
+    }
+
+    /// The Lab never offers what the engines refuse: every end of every control's range
+    /// (largest network, largest batch with the most micro-batches, smallest of each) trains.
+    #[test]
+    fn every_end_of_every_range_trains() {
+        use crate::sim::lab::CpuLab;
+        let (b_lo, b_hi) = BATCH_RANGE;
+        let (n_lo, n_hi) = MICRO_BATCH_RANGE;
+        let (lr_lo, lr_hi) = LEARNING_RATE_RANGE;
+        let (spf_lo, spf_hi) = STEPS_PER_FRAME_RANGE;
+        let widest = vec![MAX_HIDDEN_WIDTH; MAX_HIDDEN_LAYERS];
+        let mut cases = Vec::new();
+        for norm in NormChoice::ALL {
+            let smallest_width = if norm == NormChoice::GroupNorm { 4 } else { 1 };
+            cases.push((norm, widest.clone(), b_hi, n_hi, lr_hi, spf_hi));
+            cases.push((norm, vec![smallest_width], b_hi, n_lo, lr_lo, spf_lo));
+            cases.push((norm, vec![smallest_width], b_lo, n_lo, lr_hi, spf_lo));
+        }
+        cases.push((NormChoice::None, vec![8], b_lo, b_lo, lr_lo, spf_hi));
+        for (norm, hidden, batch_size, micro_batches, learning_rate, steps_per_frame) in cases {
+            let controls = LabControls {
+                scenario: SANDBOX.into(),
+                norm,
+                hidden,
+                batch_size,
+                micro_batches,
+                learning_rate,
+                steps_per_frame,
+                ..LabControls::default()
+            };
+            assert!(
+                controls.validate().is_empty(),
+                "{controls:?}: {:?}",
+                controls.validate()
+            );
+            let mut lab = CpuLab::<f32>::cpu(controls.lab_config())
+                .unwrap_or_else(|e| panic!("{controls:?} is offered but refused: {e}"));
+            lab.step()
+                .unwrap_or_else(|e| panic!("{controls:?} is offered but does not train: {e}"));
+            let (controls, notices) = LabControls::from_pairs(&pairs(&controls.to_query()));
+            assert!(notices.is_empty(), "{notices:?}");
+            assert!(controls.validate().is_empty());
+        }
+    }
+
+    #[test]
+    fn more_micro_batches_than_the_engines_take_is_a_field_error() {
+        let en = Localizer::english();
+        let (_, n_hi) = MICRO_BATCH_RANGE;
+        let controls = LabControls {
+            scenario: SANDBOX.into(),
+            batch_size: 512,
+            micro_batches: 512,
+            ..LabControls::default()
+        };
+        let message = en.msg(&controls.error_for(Control::MicroBatches).unwrap());
+        assert!(message.contains(&format!("at most {n_hi}")), "{message}");
+        assert!(
+            controls.lab_config().validate().is_err(),
+            "the simulation refuses it too"
+        );
+        // From the URL: the notice names N, and B is kept.
+        let (controls, notices) = LabControls::from_pairs(&pairs("?scenario=sandbox&batch=512&n=512"));
+        assert_eq!(controls.batch_size, 512);
+        assert_eq!(controls.micro_batches, LabControls::default().micro_batches);
+        assert_eq!(notices.len(), 1);
+        assert!(en.msg(&notices[0]).contains("for n;"), "{}", en.msg(&notices[0]));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn choose(url_lang: Option<&str>, preferred: &[String]) -> Option<Msg> {
             Language::negotiate(preferred.iter().map(String::as_str)),
             Some(
                 Msg::new("notice-bad-parameter")
-                    .arg("value", tag.chars().take(40).collect::<String>())
+                    .quoted("value", tag)
                     .arg("parameter", "lang"),
             ),
         ),

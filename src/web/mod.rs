@@ -15,45 +15,36 @@ use leptos::prelude::*;
 
 use crate::embed::{full_app_query, EmbedOptions, EmbedTarget};
 use crate::i18n::Msg;
-use crate::lab_state::controls::LabControls;
+use crate::lab_state::controls::{EngineOptions, LabControls};
 use crate::quiz::bank::QuestionBank;
 use crate::route::Route;
 use i18n::{msg, tr};
 
-/// The Lab's options beyond its controls: `engine=cpu` forces the CPU engine and
-/// `simulate=gpu-loss` (for tests) loses the WebGPU device mid-run.
+/// The Lab's options: its controls, the engine options, and the parameters kept in its URL.
 fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option<EmbedOptions>) -> lab::LabOptions {
     let (controls, control_notices) = LabControls::from_pairs(pairs);
     notices.extend(control_notices);
-    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    let force_cpu = match get("engine") {
-        None | Some("auto" | "webgpu") => false,
-        Some("cpu") => true,
-        Some(other) => {
-            notices.push(
-                Msg::new("notice-bad-parameter")
-                    .arg("value", other.chars().take(40).collect::<String>())
-                    .arg("parameter", "engine"),
-            );
-            false
-        }
-    };
+    let (engine, engine_notices) = EngineOptions::from_pairs(pairs);
+    notices.extend(engine_notices);
     // Parameters that are not Lab controls but must survive the Lab rewriting the address bar.
+    // Only a key's first value: the one every reader of the URL uses.
     let kept_query = pairs
         .iter()
-        .filter(|(k, _)| {
+        .enumerate()
+        .filter(|(i, (k, _))| {
             matches!(
                 k.as_str(),
                 "embed" | "hide" | "lock" | "origin" | "engine" | "lang" | "simulate"
-            )
+            ) && !pairs[..*i].iter().any(|(earlier, _)| earlier == k)
         })
+        .map(|(_, pair)| pair)
         .map(|(k, v)| format!("&{}={}", crate::route::encode(k), crate::route::encode(v)))
         .collect();
     lab::LabOptions {
         controls,
         kept_query,
-        force_cpu,
-        simulate_gpu_loss: get("simulate") == Some("gpu-loss"),
+        force_cpu: engine.force_cpu,
+        simulate_gpu_loss: engine.simulate_gpu_loss,
         embed,
     }
 }
@@ -67,7 +58,11 @@ fn App() -> impl IntoView {
     let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
     let (route, route_notices) = match &embed_options {
         // An embed shows one part of the app, whatever `view` says.
-        Some(options) if options.target == EmbedTarget::Quiz => (Route::Quiz, Vec::new()),
+        Some(options) if options.target == EmbedTarget::Quiz => {
+            let (_, notices) = Route::from_pairs(&pairs);
+            let duplicates = notices.into_iter().filter(|n| n.0.id == "notice-duplicate-parameter");
+            (Route::Quiz, duplicates.collect())
+        }
         Some(_) => {
             let (route, notices) = Route::from_pairs(&pairs);
             match route {
