@@ -12,6 +12,9 @@ notice-unknown-page = Unknown page "{ $value }"; showing the Lab.
 notice-unknown-scenario = Unknown scenario "{ $value }"; showing the default one.
 notice-bad-parameter = "{ $value }" is not a valid value for { $parameter }; using the default.
 notice-bad-combination = These settings cannot be combined; using the defaults.
+notice-duplicate-parameter = { $parameter } is given { $count } times in the link; using the first value, "{ $value }".
+notice-embed-overrides-view = This embed shows the { $embed }; the link's view "{ $view }" was ignored.
+notice-preset-fixes = The { $scenario } scenario fixes { $parameters }; the link's values were ignored. Choose the sandbox to change them.
 quiz-load-failed = The quiz could not be loaded: { $reason }
 
 ## Scenarios
@@ -60,12 +63,13 @@ control-n-label = Micro-batches N
 control-seed-label = Seed
 control-spf-label = Steps per frame
 control-error-scenario = there is no scenario "{ $value }"
-control-error-hidden-count = use 1 to 4 hidden layers
+control-error-hidden-count = use 1 to { $max } hidden layers
 control-error-hidden-width = each width must be 1 to { $max }; { $width } is not
 control-error-hidden-format = write whole numbers separated by "-", for example 64-64
 control-error-group-width = GroupNorm uses 4 groups: every width must be a multiple of 4
 control-error-learning-rate = choose a learning rate between { $low } and { $high }
 control-error-batch = choose a batch size B between { $low } and { $high }
+control-error-n-max = N can be at most { $max } micro-batches
 control-error-n-zero = N must be at least 1
 control-error-n-too-large = N = { $n } is larger than B = { $batch }: a micro-batch would be empty
 control-error-not-divisible = B = { $batch } is not divisible by N = { $n }: micro-batches would differ in size
@@ -204,6 +208,7 @@ quiz-get-certificate = Get my certificate
 quiz-not-passed = { $percent } %: the pass mark is { $needed }. Revisit the questions you missed, then start a new attempt.
 quiz-new-attempt = Start a new attempt
 quiz-result-title = Your result
+quiz-other-tab-new-attempt = A new attempt was started in another tab; this page now shows it.
 quiz-restore-kept = { $reason }. It was kept under "{ $key }"; a new attempt has started.
 quiz-restore-lost = { $reason }. A new attempt has started.
 quiz-restore-unreadable = saved quiz progress could not be read: { $detail }
@@ -288,6 +293,7 @@ issue-not-passed-no-score = The issuer graded your answers as not passing, so it
 issue-refused = The issuer refused the request: { $detail }
 issue-rate-limited = The issuer has had too many requests from this address. Wait { $seconds } s, then try again.
 issue-rate-limited-later = The issuer has had too many requests from this address. Wait a minute, then try again.
+cert-stored-kept = The certificate saved in this browser could not be read ({ $reason }); it was kept under "{ $key }", and nothing was deleted.
 cert-stored-unreadable = The certificate saved in this browser (under "{ $key }") could not be read: { $reason }
 cert-signed = Signed credential (Open Badges 3.0)
 cert-signed-by = Signed by { $issuer }:

@@ -12,6 +12,9 @@ notice-unknown-page = Página desconocida «{ $value }»; se muestra el laborato
 notice-unknown-scenario = Escenario desconocido «{ $value }»; se muestra el predeterminado.
 notice-bad-parameter = «{ $value }» no es un valor válido para { $parameter }; se usa el predeterminado.
 notice-bad-combination = Estos ajustes no se pueden combinar; se usan los predeterminados.
+notice-duplicate-parameter = { $parameter } aparece { $count } veces en el enlace; se usa el primer valor, «{ $value }».
+notice-embed-overrides-view = Este contenido incrustado muestra { $embed }; se ignoró la vista «{ $view }» del enlace.
+notice-preset-fixes = El escenario { $scenario } fija { $parameters }; se ignoraron los valores del enlace. Elige la zona libre para cambiarlos.
 quiz-load-failed = No se pudo cargar el cuestionario: { $reason }
 
 ## Escenarios
@@ -60,12 +63,13 @@ control-n-label = Microlotes N
 control-seed-label = Semilla
 control-spf-label = Pasos por fotograma
 control-error-scenario = no existe el escenario «{ $value }»
-control-error-hidden-count = usa de 1 a 4 capas ocultas
+control-error-hidden-count = usa de 1 a { $max } capas ocultas
 control-error-hidden-width = cada anchura debe estar entre 1 y { $max }; { $width } no lo está
 control-error-hidden-format = escribe números enteros separados por «-», por ejemplo 64-64
 control-error-group-width = GroupNorm usa 4 grupos: cada anchura debe ser múltiplo de 4
 control-error-learning-rate = elige una tasa de aprendizaje entre { $low } y { $high }
 control-error-batch = elige un tamaño de lote B entre { $low } y { $high }
+control-error-n-max = N puede ser como mucho { $max } microlotes
 control-error-n-zero = N debe ser al menos 1
 control-error-n-too-large = N = { $n } es mayor que B = { $batch }: algún microlote quedaría vacío
 control-error-not-divisible = B = { $batch } no es divisible entre N = { $n }: los microlotes tendrían tamaños distintos
@@ -204,6 +208,7 @@ quiz-get-certificate = Obtener mi certificado
 quiz-not-passed = { $percent } %: la nota mínima es { $needed }. Repasa las preguntas que fallaste y empieza un nuevo intento.
 quiz-new-attempt = Empezar un nuevo intento
 quiz-result-title = Tu resultado
+quiz-other-tab-new-attempt = Se empezó un nuevo intento en otra pestaña; esta página lo muestra ahora.
 quiz-restore-kept = { $reason }. Se guardó en «{ $key }»; ha empezado un nuevo intento.
 quiz-restore-lost = { $reason }. Ha empezado un nuevo intento.
 quiz-restore-unreadable = no se pudo leer el progreso guardado del cuestionario: { $detail }
@@ -288,6 +293,7 @@ issue-not-passed-no-score = El emisor ha corregido tus respuestas y no llegan al
 issue-refused = El emisor rechazó la petición: { $detail }
 issue-rate-limited = El emisor ha recibido demasiadas peticiones desde esta dirección. Espera { $seconds } s y vuelve a intentarlo.
 issue-rate-limited-later = El emisor ha recibido demasiadas peticiones desde esta dirección. Espera un minuto y vuelve a intentarlo.
+cert-stored-kept = No se pudo leer el certificado guardado en este navegador ({ $reason }); se conservó en «{ $key }» y no se borró nada.
 cert-stored-unreadable = No se pudo leer el certificado guardado en este navegador (en «{ $key }»): { $reason }
 cert-signed = Credencial firmada (Open Badges 3.0)
 cert-signed-by = Firmado por { $issuer }:

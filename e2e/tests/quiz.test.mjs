@@ -123,7 +123,99 @@ test('an unreadable saved attempt is kept aside and the quiz still opens', async
   await page.reload();
   await page.getByTestId('question').waitFor();
   assert.match(await page.getByRole('status').first().textContent(), /could not be read/);
-  const backup = await page.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}.unreadable`), bank.version);
-  assert.equal(backup, '{broken');
+  const kept = async () =>
+    JSON.parse(await page.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}.unreadable`), bank.version));
+  assert.deepEqual((await kept()).map((k) => k.data), ['{broken']);
+  assert.ok((await kept())[0].found_at_ms > Date.parse('2020-01-01'), 'kept with the time it was found');
+  // A reload that finds the same damage keeps it once; a second, different corruption is kept
+  // beside the first instead of replacing it.
+  await page.reload();
+  await page.getByTestId('question').waitFor();
+  assert.equal((await kept()).length, 1);
+  await page.evaluate((version) => localStorage.setItem(`gradlab.quiz.v${version}`, '{"bank_version":"x"}'), bank.version);
+  await page.reload();
+  await page.getByTestId('question').waitFor();
+  assert.deepEqual((await kept()).map((k) => k.data), ['{broken', '{"bank_version":"x"}']);
   await context.close();
+});
+
+test('a stored certificate that cannot be read is reported and kept aside', async () => {
+  const context = await app.browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${app.server.url}?view=certificate`);
+  const key = `gradlab.certificate.v${bank.version}`;
+  await page.evaluate((key) => localStorage.setItem(key, '{"name": 7'), key);
+  for (const view of ['certificate', 'quiz']) {
+    await page.goto(`${app.server.url}?view=${view}`);
+    await page.getByRole('main').waitFor();
+    const status = page.getByText(/certificate saved in this browser could not be read/);
+    await status.waitFor();
+    assert.match(await status.textContent(), new RegExp(`kept under "${key}\\.unreadable"`));
+  }
+  await screenshot(page, 'quiz-certificate-unreadable');
+  const kept = JSON.parse(await page.evaluate((key) => localStorage.getItem(`${key}.unreadable`), key));
+  assert.deepEqual(kept.map((k) => k.data), ['{"name": 7']);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('two tabs answering one attempt keep each other\'s answers', async () => {
+  const context = await app.browser.newContext();
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await a.goto(`${app.server.url}?view=quiz`);
+  await a.getByTestId('question').waitFor();
+  await b.goto(`${app.server.url}?view=quiz`);
+  await b.getByTestId('question').waitFor();
+  const answered = (page) => page.getByTestId('score-line').textContent();
+  const total = bank.questions.length;
+  // A answers the first question; B, still on it, shows A's answer without a reload. (The tab
+  // acted on is brought to the front: a background tab's animation frames are throttled.)
+  await a.bringToFront();
+  await answer(a, await currentQuestion(a), true);
+  await b.getByTestId('feedback').waitFor();
+  assert.match(await answered(b), new RegExp(`1 of ${total} questions answered`));
+  // B moves on (a save) without erasing A's answer, then A answers everything.
+  await b.bringToFront();
+  await b.getByTestId('next').click();
+  await a.bringToFront();
+  for (let i = 1; i < total; i++) {
+    await a.getByTestId('next').click();
+    await answer(a, await currentQuestion(a), i % 3 !== 0);
+  }
+  assert.match(await answered(a), new RegExp(`${total} of ${total} questions answered`));
+  // B, which has not answered since, saves again by moving on: nothing is cut back.
+  await b.bringToFront();
+  await b.getByTestId('next').click();
+  assert.match(await answered(b), new RegExp(`${total} of ${total} questions answered`));
+  const saved = JSON.parse(await b.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}`), bank.version));
+  assert.equal(Object.keys(saved.progress).length, total);
+  await context.close();
+
+  // A tab that misses the other's storage events still merges when it saves, and the answer
+  // saved first stays the first answer.
+  const second = await app.browser.newContext();
+  const fresh = await second.newPage();
+  const stale = await second.newPage();
+  await fresh.goto(`${app.server.url}?view=quiz`);
+  await fresh.getByTestId('question').waitFor();
+  // Registered before the app's own listener, this one hides every storage event from it.
+  await stale.addInitScript(() => window.addEventListener('storage', (e) => e.stopImmediatePropagation()));
+  await stale.goto(`${app.server.url}?view=quiz`);
+  await stale.getByTestId('question').waitFor();
+  await fresh.bringToFront();
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await fresh.getByTestId('next').click();
+    await answer(fresh, await currentQuestion(fresh), true);
+  }
+  assert.match(await answered(stale), new RegExp(`\\(0 of ${total} questions answered`), 'the stale tab heard nothing');
+  await stale.bringToFront();
+  await answer(stale, await currentQuestion(stale), false);
+  assert.match(await answered(stale), new RegExp(`First-try score: 3 of 3 answered correctly \\(3 of ${total}`));
+  const merged = JSON.parse(await stale.evaluate((version) => localStorage.getItem(`gradlab.quiz.v${version}`), bank.version));
+  assert.equal(Object.keys(merged.progress).length, 3);
+  assert.ok(Object.values(merged.progress).every((p) => p.first_try_correct));
+  await second.close();
 });

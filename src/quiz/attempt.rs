@@ -340,6 +340,40 @@ impl Attempt {
         Ok(Self::from_recorded(bank, attempt.seed, attempt.current, recorded))
     }
 
+    /// Takes in the answers another page (a second tab) saved for this attempt, so that neither
+    /// page's answers are lost when one of them saves. `stored` is what storage holds, written
+    /// before this page's next save: where both pages answered a question, its first answer is
+    /// the stored one (a first answer never changes once saved), tries are the larger
+    /// count, and the question counts as solved if either page solved it. The question shown
+    /// here stays where it is.
+    pub fn merge_stored(&mut self, stored: &Attempt) {
+        for (id, theirs) in &stored.progress {
+            let merged = match self.progress.get(id) {
+                None => theirs.clone(),
+                Some(mine) => {
+                    let latest = if mine.tries >= theirs.tries { mine } else { theirs };
+                    let solved = mine.solved || theirs.solved;
+                    // Solved after a wrong first answer took a second try, on whichever page.
+                    let least = if solved && !theirs.first_try_correct { 2 } else { 1 };
+                    QuestionProgress {
+                        first_try_correct: theirs.first_try_correct,
+                        first_answer: theirs.first_answer.clone(),
+                        tries: mine.tries.max(theirs.tries).max(least),
+                        solved,
+                        last_answer: if mine.solved && !theirs.solved {
+                            mine.last_answer.clone()
+                        } else if theirs.solved && !mine.solved {
+                            theirs.last_answer.clone()
+                        } else {
+                            latest.last_answer.clone()
+                        },
+                    }
+                }
+            };
+            self.progress.insert(id.clone(), merged);
+        }
+    }
+
     /// Rebuilds an attempt from recorded answers, grading every one with the bank: a stored
     /// "correct" flag is never trusted. Answers to questions the bank does not have, or that do
     /// not fit their question, are dropped; a current index past the end is clamped.

@@ -4,6 +4,7 @@ pub mod attempt;
 pub mod bank;
 pub mod certificate;
 pub mod issuance;
+pub mod saves;
 
 #[cfg(test)]
 mod tests {
@@ -316,5 +317,45 @@ mod tests {
             Attempt::grade_first_answers(&bank, &out_of_range),
             Err(FirstAnswerError::Invalid { .. })
         ));
+    }
+
+    #[test]
+    fn two_pages_saving_one_attempt_keep_both_pages_answers() {
+        let bank = bank();
+        let n = bank.questions.len();
+        let opened = Attempt::new(&bank, 21);
+        // Tab A answers everything; tab B, opened at the same time, answers question 0 later.
+        let mut a = opened.clone();
+        for i in 0..n {
+            a.answer(&bank, i, if i == 1 { wrong(&bank, i) } else { right(&bank, i) })
+                .unwrap();
+        }
+        let mut stale_b = opened.clone();
+        stale_b.answer(&bank, 0, wrong(&bank, 0)).unwrap();
+        stale_b.answer(&bank, 1, right(&bank, 1)).unwrap();
+        stale_b.current = 1;
+        let stored = Attempt::restore(&bank, &a.save()).unwrap();
+        stale_b.merge_stored(&stored);
+        assert_eq!(stale_b.progress.len(), n, "B's save no longer cuts A's progress");
+        assert_eq!(stale_b.current, 1, "B stays on its question");
+        // First answers saved first stay: A's right answer to 0, A's wrong one to 1.
+        let first = stale_b.first_answers();
+        assert_eq!(first[&bank.questions[0].id], right(&bank, 0));
+        assert_eq!(first[&bank.questions[1].id], wrong(&bank, 1));
+        assert_eq!(stale_b.score(&bank), a.score(&bank));
+        let q1 = &stale_b.progress[&bank.questions[1].id];
+        assert!(q1.solved && !q1.first_try_correct && q1.tries == 2);
+        assert_eq!(q1.last_answer, right(&bank, 1), "the solving answer is the one shown");
+        // What B saves now restores to the merged attempt.
+        assert_eq!(Attempt::restore(&bank, &stale_b.save()).unwrap(), stale_b);
+
+        // And the other way round: A merging B's answer keeps its own first answers.
+        let mut b_only = opened.clone();
+        b_only.answer(&bank, 0, wrong(&bank, 0)).unwrap();
+        let mut fresh_a = opened;
+        fresh_a.answer(&bank, 2, right(&bank, 2)).unwrap();
+        fresh_a.merge_stored(&b_only);
+        assert_eq!(fresh_a.progress.len(), 2);
+        assert_eq!(fresh_a.first_answers()[&bank.questions[0].id], wrong(&bank, 0));
     }
 }

@@ -31,6 +31,28 @@ pub fn save(key: &str, value: &str) -> Result<(), crate::i18n::Msg> {
         .map_err(|_| crate::i18n::Msg::new("storage-save-failed"))
 }
 
+/// Keeps `data`, which could not be read from `key`, in the bounded list of unreadable saves of
+/// that key (never replacing one kept earlier); returns the key it is kept under.
+pub fn keep_unreadable(key: &str, data: &str) -> Result<String, crate::i18n::Msg> {
+    let backup = crate::quiz::saves::backup_key(key);
+    let kept = crate::quiz::saves::keep(load(&backup).as_deref(), data, js_sys::Date::now());
+    save(&backup, &kept).map(|()| backup)
+}
+
+/// Calls `changed` with the new value each time another page of this site writes `key` (the
+/// `storage` event never fires in the page that wrote); `None` when it was removed. Dropping the
+/// listener is up to the caller (`remove` on the handle, e.g. in `on_cleanup`).
+pub fn on_storage_change(
+    key: String,
+    changed: impl Fn(Option<String>) + 'static,
+) -> leptos::prelude::WindowListenerHandle {
+    leptos::prelude::window_event_listener(leptos::ev::storage, move |event| {
+        if event.key().as_deref() == Some(key.as_str()) {
+            changed(event.new_value());
+        }
+    })
+}
+
 /// Decoded query parameters of the current URL.
 pub fn query_pairs() -> Vec<(String, String)> {
     let Ok(search) = window().and_then(|w| w.location().search().map_err(|_| String::new())) else {

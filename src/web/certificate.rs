@@ -20,9 +20,13 @@ pub(super) fn load_issued(quiz_version: u8) -> Result<Option<IssuedCertificate>,
     let Some(saved) = browser::load(&key) else {
         return Ok(None);
     };
-    serde_json::from_str(&saved)
-        .map(Some)
-        .map_err(|e| msg(&Msg::new("cert-stored-unreadable").arg("key", &key).arg("reason", e)))
+    serde_json::from_str(&saved).map(Some).map_err(|e| {
+        // Kept aside before a new certificate can take the key, as the quiz keeps its saves.
+        match browser::keep_unreadable(&key, &saved) {
+            Ok(backup) => msg(&Msg::new("cert-stored-kept").arg("key", backup).arg("reason", e)),
+            Err(_) => msg(&Msg::new("cert-stored-unreadable").arg("key", &key).arg("reason", e)),
+        }
+    })
 }
 
 /// What the certificate image shows.

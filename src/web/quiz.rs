@@ -33,14 +33,11 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
         Some(saved) => match Attempt::restore(bank, &saved) {
             Ok(attempt) => (attempt, None),
             Err(error @ (RestoreError::Unreadable(_) | RestoreError::OtherVersion { .. })) => {
-                let backup = format!("{key}.unreadable");
-                let kept = browser::save(&backup, &saved).is_ok();
-                let note = if kept {
-                    msg(&Msg::new("quiz-restore-kept")
+                let note = match browser::keep_unreadable(&key, &saved) {
+                    Ok(backup) => msg(&Msg::new("quiz-restore-kept")
                         .arg("reason", reason(&error))
-                        .arg("key", &backup))
-                } else {
-                    msg(&Msg::new("quiz-restore-lost").arg("reason", reason(&error)))
+                        .arg("key", backup)),
+                    Err(_) => msg(&Msg::new("quiz-restore-lost").arg("reason", reason(&error))),
                 };
                 (Attempt::new(bank, browser::random_seed()), Some(note))
             }
@@ -56,13 +53,10 @@ fn load_from_lms(bank: &QuestionBank) -> (Attempt, Option<String>) {
         Ok(Some(attempt)) => (attempt, None),
         Ok(None) => (Attempt::new(bank, browser::random_seed()), None),
         Err(error) => {
-            let backup = "gradlab.scorm.suspend_data.unreadable";
-            let kept = browser::save(backup, &saved).is_ok();
             let reason = capitalize(&msg(&error.message()));
-            let note = if kept {
-                msg(&Msg::new("quiz-restore-kept").arg("reason", reason).arg("key", backup))
-            } else {
-                msg(&Msg::new("quiz-restore-lost").arg("reason", reason))
+            let note = match browser::keep_unreadable("gradlab.scorm.suspend_data", &saved) {
+                Ok(backup) => msg(&Msg::new("quiz-restore-kept").arg("reason", reason).arg("key", backup)),
+                Err(_) => msg(&Msg::new("quiz-restore-lost").arg("reason", reason)),
             };
             (Attempt::new(bank, browser::random_seed()), Some(note))
         }
@@ -156,15 +150,51 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             super::scorm::save(&elements, complete);
             return;
         }
-        let saved = attempt.with_untracked(Attempt::save);
+        // Another tab may have saved answers to this attempt since this page last heard of
+        // it: they are merged in, never overwritten.
         let key = storage_key(bank.with_value(|b| b.version));
+        let stored = browser::load(&key).and_then(|text| bank.with_value(|b| Attempt::restore(b, &text).ok()));
+        if let Some(stored) = stored.filter(|s| s.seed == attempt.with_untracked(|a| a.seed)) {
+            attempt.update(|a| a.merge_stored(&stored));
+        }
+        let saved = attempt.with_untracked(Attempt::save);
         if let Err(e) = browser::save(&key, &saved) {
             message.set(Some(msg(&e)));
         }
     };
+    // Outside an LMS, other tabs of this quiz show answers as soon as one tab saves them; a
+    // new attempt started in another tab replaces this one (its answers are already saved).
+    if lms.is_none() {
+        let key = storage_key(bank.with_value(|b| b.version));
+        let listener = browser::on_storage_change(key, move |value| {
+            let Some(stored) = value.and_then(|text| bank.with_value(|b| Attempt::restore(b, &text).ok())) else {
+                return;
+            };
+            let same_attempt = attempt.with_untracked(|a| a.seed == stored.seed);
+            if same_attempt {
+                attempt.update(|a| a.merge_stored(&stored));
+            } else {
+                let current = attempt.with_untracked(|a| a.current);
+                attempt.set(Attempt { current, ..stored });
+                show_result.set(false);
+                message.set(Some(tr("quiz-other-tab-new-attempt")));
+            }
+            // The question shown gets the feedback the other tab's answer earned.
+            if feedback.with_untracked(Option::is_none) || !same_attempt {
+                let index = attempt.with_untracked(|a| a.current);
+                feedback.set(bank.with_value(|b| attempt.with_untracked(|a| a.feedback_for(b, index))));
+            }
+        });
+        on_cleanup(move || listener.remove());
+    }
     // In an LMS: say at once that the quiz was opened (SCORM 1.2 LMSs otherwise mark a SCO
     // that set no status "completed" when it finishes), without undoing an earlier result.
     if resumed || (lms.is_some() && !done_before) {
+        persist();
+    }
+    // Outside an LMS a new attempt is saved at once, so a second tab opened now continues it
+    // instead of starting another.
+    if lms.is_none() && browser::load(&storage_key(bank.with_value(|b| b.version))).is_none() {
         persist();
     }
 
