@@ -221,7 +221,7 @@ mod tests {
             text.ends_with("is not a valid value for lr; using the default."),
             "{text:?}"
         );
-        let long = Msg::new("x").quoted("value", &"y".repeat(10_000));
+        let long = Msg::new("notice-bad-parameter").quoted("value", &"y".repeat(10_000));
         assert_eq!(long.args[0].1.chars().count(), QUOTED_CHARS + 3);
     }
 
