@@ -57,7 +57,7 @@ fn run_prints_csv_with_a_row_per_run_and_step() {
     assert!(lines[0].starts_with("run,step,train_loss"));
     assert_eq!(lines.len(), 1 + 3 * 3);
     // Full batch and loss / N agree; the unscaled run's gradient is 4x, so its relative error is 3.
-    let field = |line: &str, i: usize| line.rsplitn(11, ',').collect::<Vec<_>>()[10 - i].to_string();
+    let field = |line: &str, i: usize| line.rsplitn(12, ',').collect::<Vec<_>>()[11 - i].to_string();
     let full_loss: f64 = field(lines[3], 2).parse().unwrap();
     let accumulated_loss: f64 = field(lines[6], 2).parse().unwrap();
     assert!((full_loss - accumulated_loss).abs() < 1e-6 * full_loss);
@@ -204,7 +204,7 @@ fn export_writes_everything_needed_to_recheck() {
     assert!(stdout(&output).contains("6 runs x 2 steps"), "{}", stdout(&output));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(doc["schema"], "gradlab-export");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     let train = &doc["dataset"]["train"];
     assert_eq!(
         train["inputs"].as_array().unwrap().len(),
@@ -332,4 +332,98 @@ fn memory_reports_one_micro_batch_against_the_full_batch() {
     assert!(output.status.success());
     let text = stdout(&output);
     assert!(text.contains("25.0%") && text.contains("100.0%"), "{text}");
+}
+
+/// A steady run beside one whose f32 numbers overflow at step 3 (as tests/divergence.rs).
+const EXPLODING: &str = r#"
+batch_size = 64
+[dataset]
+kind = "spiral"
+examples_per_class = 60
+[[runs]]
+label = "steady"
+model = { hidden = [32, 32], activation = "gelu" }
+schedule = { kind = "constant", learning_rate = 0.1 }
+[[runs]]
+label = "exploding"
+model = { hidden = [32, 32], activation = "gelu" }
+schedule = { kind = "constant", learning_rate = 100.0 }
+regime = { micro_batches = 64, loss = "unscaled" }
+"#;
+
+#[test]
+fn a_run_that_diverges_is_reported_in_every_format_and_the_other_goes_on() {
+    let dir = scratch_dir("diverged");
+    let config = dir.join("exploding.toml");
+    std::fs::write(&config, EXPLODING).unwrap();
+    let run = |format: &str| {
+        gradlab(&[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--steps",
+            "6",
+            "--format",
+            format,
+        ])
+    };
+    let table = run("table");
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    let note = "exploding: diverged at step 3 (a loss, gradient or parameter became NaN or infinite)";
+    assert!(text.contains(note), "{text}");
+    assert!(stderr(&table).contains(note), "said on stderr too");
+    let diverged_row = text
+        .lines()
+        .find(|l| l.ends_with("  diverged"))
+        .expect("the step's row is marked");
+    assert!(diverged_row.trim_start().starts_with("3  exploding"), "{diverged_row}");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("6  steady")),
+        "the steady run trained on: {text}"
+    );
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("6  exploding")));
+
+    let csv = run("csv");
+    let csv = stdout(&csv);
+    let exploding: Vec<&str> = csv.lines().filter(|l| l.starts_with("exploding,")).collect();
+    assert_eq!(exploding.len(), 3, "{csv}");
+    assert!(exploding[2].ends_with(",diverged") && exploding[..2].iter().all(|l| l.ends_with(",trained")));
+    assert_eq!(csv.lines().filter(|l| l.starts_with("steady,")).count(), 6);
+
+    let json = run("json");
+    let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(value[1]["diverged_at_step"], 2, "0-based, as each record's step");
+    assert_eq!(value[1]["steps"].as_array().unwrap().len(), 3);
+    assert!(value[1]["steps"][2]["test_loss"].is_null(), "NaN is written as null");
+    assert!(value[0].get("diverged_at_step").is_none());
+}
+
+#[test]
+fn an_export_marks_a_divergence_and_stops_when_every_run_has_diverged() {
+    let only_exploding = EXPLODING.replace(
+        "[[runs]]\nlabel = \"steady\"\nmodel = { hidden = [32, 32], activation = \"gelu\" }\nschedule = { kind = \"constant\", learning_rate = 0.1 }\n",
+        "",
+    );
+    assert_ne!(only_exploding, EXPLODING);
+    let dir = scratch_dir("export-diverged");
+    let config = dir.join("exploding.toml");
+    std::fs::write(&config, &only_exploding).unwrap();
+    let out = dir.join("export.json");
+    let output = gradlab(&[
+        "export",
+        "--config",
+        config.to_str().unwrap(),
+        "--steps",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "every run diverged at step 3: the export ends there");
+    assert!(steps[1]["runs"][0].get("diverged_at_step").is_none());
+    assert_eq!(steps[2]["runs"][0]["diverged_at_step"], 2);
+    assert!(steps[2]["runs"][0]["metrics"]["test_loss"].is_null());
 }

@@ -297,6 +297,33 @@ fn activations_match_reference(backend: &mut dyn LayerOps) {
     }
 }
 
+/// Far beyond where tanh saturates, up to f32's largest values: every engine gives the finite
+/// values of exact arithmetic (tanh = +-1, GELU(u) = u or 0, their derivatives 0 and 1 or 0), as
+/// libm does on the CPU. A GPU's tanh built from exponentials would give inf / inf = NaN here.
+fn activations_saturate_at_large_inputs(backend: &mut dyn LayerOps) {
+    let u = [
+        -3.0e38, -1e20, -1e13, -1e4, -50.0, -10.5, -9.0, 9.0, 10.5, 50.0, 1e4, 1e13, 1e20, 3.0e38,
+    ];
+    let da = [0.5; 14];
+    for kind in Activation::ALL {
+        let mut a = vec![0.0; u.len()];
+        forward::activation(kind, &u, &mut a);
+        let mut du = vec![0.0; u.len()];
+        backward::activation(kind, &u, &a, &da, &mut du);
+        let got_a = backend.activation_forward(kind, &u);
+        let got_du = backend.activation_backward(kind, &u, &da);
+        for (what, got, want) in [("forward", &got_a, &a), ("backward", &got_du, &du)] {
+            for ((g, w), x) in got.iter().zip(want.iter()).zip(u) {
+                assert!(
+                    g.is_finite() && (g - w).abs() <= backend.tolerance() * w.abs().max(1.0),
+                    "{}: {kind:?} {what} at {x:e}: {g:e}, exact {w:e}",
+                    backend.name()
+                );
+            }
+        }
+    }
+}
+
 macro_rules! for_every_layer_backend {
     ($($test:ident),* $(,)?) => {
         mod cpu_f32 {
@@ -308,7 +335,11 @@ macro_rules! for_every_layer_backend {
     };
 }
 
-for_every_layer_backend!(linear_matches_reference, activations_match_reference);
+for_every_layer_backend!(
+    linear_matches_reference,
+    activations_match_reference,
+    activations_saturate_at_large_inputs
+);
 
 #[test]
 fn gpu_shape_errors_are_caught_before_dispatch() {

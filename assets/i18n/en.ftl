@@ -61,7 +61,7 @@ control-lr-label = Learning rate
 control-batch-label = Batch size B
 control-n-label = Micro-batches N
 control-seed-label = Seed
-control-spf-label = Steps per frame
+control-spf-label = Steps per frame (at most)
 control-error-scenario = there is no scenario "{ $value }"
 control-error-hidden-count = use 1 to { $max } hidden layers
 control-error-hidden-width = each width must be 1 to { $max }; { $width } is not
@@ -107,6 +107,7 @@ status-finished = Finished { $step } steps.
 status-preparing = Preparing the engine…
 status-error = Training stopped: { $reason }
 status-step-limit = Reached the limit of { $step } steps; press reset to start again.
+status-all-diverged = Every run diverged (by step { $step }); change the settings and press reset.
 
 ## Engine
 engine-adapter-hidden = adapter name not disclosed by the browser
@@ -133,6 +134,8 @@ results-none = not measured
 results-empty = No steps yet.
 results-match = The full-batch and accumulated (loss / N) losses agree to the 6 digits shown.
 results-differ = The full-batch and accumulated (loss / N) losses differ at the 6 digits shown.
+results-no-agreement = No agreement to report: { $run } diverged at step { $step } (its loss, gradient or parameters became NaN or infinite).
+results-diverged-at = Diverged at step { $step }: a loss, gradient or parameter became NaN or infinite, so this run stopped training there.
 running-stats-title = BatchNorm running statistics
 running-stats-updates = { $run }: { $updates } updates in { $steps } steps ({ $per } per step); first running means: { $values }
 
@@ -148,6 +151,7 @@ chart-boundary = Decision boundary: { $run }
 charts-boundaries = Decision boundaries after step { $step }
 download-csv = Download metrics (CSV)
 chart-no-data = Plotted once the first step has run.
+chart-diverged = diverged at step { $step }
 chart-error-floor = exact 0 drawn at 1e-12
 
 ## Memory

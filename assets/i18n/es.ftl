@@ -61,7 +61,7 @@ control-lr-label = Tasa de aprendizaje
 control-batch-label = Tamaño de lote B
 control-n-label = Microlotes N
 control-seed-label = Semilla
-control-spf-label = Pasos por fotograma
+control-spf-label = Pasos por fotograma (como máximo)
 control-error-scenario = no existe el escenario «{ $value }»
 control-error-hidden-count = usa de 1 a { $max } capas ocultas
 control-error-hidden-width = cada anchura debe estar entre 1 y { $max }; { $width } no lo está
@@ -107,6 +107,7 @@ status-finished = Terminados { $step } pasos.
 status-preparing = Preparando el motor…
 status-error = El entrenamiento se detuvo: { $reason }
 status-step-limit = Se alcanzó el límite de { $step } pasos; pulsa reiniciar para empezar de nuevo.
+status-all-diverged = Todas las ejecuciones divergieron (hasta el paso { $step }); cambia los ajustes y pulsa reiniciar.
 
 ## Motor
 engine-adapter-hidden = el navegador no revela el nombre del adaptador
@@ -133,6 +134,8 @@ results-none = no medido
 results-empty = Aún no hay pasos.
 results-match = Las pérdidas del lote completo y de la acumulación (pérdida / N) coinciden en los 6 dígitos mostrados.
 results-differ = Las pérdidas del lote completo y de la acumulación (pérdida / N) difieren en los 6 dígitos mostrados.
+results-no-agreement = No hay coincidencia que informar: { $run } divergió en el paso { $step } (su pérdida, gradiente o parámetros pasaron a NaN o infinito).
+results-diverged-at = Divergió en el paso { $step }: una pérdida, un gradiente o un parámetro pasó a NaN o infinito, así que esta ejecución dejó de entrenar ahí.
 running-stats-title = Estadísticas móviles de BatchNorm
 running-stats-updates = { $run }: { $updates } actualizaciones en { $steps } pasos ({ $per } por paso); primeras medias móviles: { $values }
 
@@ -148,6 +151,7 @@ chart-boundary = Frontera de decisión: { $run }
 charts-boundaries = Fronteras de decisión tras el paso { $step }
 download-csv = Descargar métricas (CSV)
 chart-no-data = Se dibuja tras el primer paso.
+chart-diverged = divergió en el paso { $step }
 chart-error-floor = el 0 exacto se dibuja en 1e-12
 
 ## Memoria

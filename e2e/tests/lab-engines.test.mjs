@@ -2,6 +2,7 @@
 // when the GPU device is lost mid-run, the same numbers on both, and the time to the first step.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { withAppAndBrowser, launchBrowser, screenshot } from '../harness.mjs';
 import { openLab, train, results, steps } from '../lab-helpers.mjs';
 
@@ -84,6 +85,52 @@ test('time from navigation to the first trained step (reported, not asserted)', 
     const ms = Number(await page.getByTestId('lab').getAttribute('data-first-step-ms'));
     console.log(`# time to first trained step (${name}): ${ms.toFixed(0)} ms after navigation`);
     assert.ok(ms > 0);
+    await page.close();
+  }
+});
+
+test('a run that diverges says where on both engines, never agrees, and the others go on', async () => {
+  // The hostile pass's case: on WebGPU every run showed NaN, a gradient norm of 0 and "agree".
+  const query = '?view=lab&scenario=sandbox&activation=gelu&lr=10&batch=256&n=256&spf=5';
+  for (const [engine, q] of [['webgpu', query], ['cpu', `${query}&engine=cpu`]]) {
+    const page = await openLab(app, q);
+    assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), engine);
+    await singleSteps(page, 8);
+    const rows = await page.getByTestId('results-table').locator('tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        run: tr.dataset.run,
+        diverged: tr.dataset.diverged === 'true',
+        loss: Number(tr.dataset.loss),
+        text: tr.textContent,
+      })),
+    );
+    const unscaled = rows.find((r) => /unscaled/.test(r.run));
+    assert.ok(unscaled.diverged, `${engine}: the unscaled run diverged: ${JSON.stringify(rows)}`);
+    assert.match(unscaled.text, /Diverged at step \d+: a loss, gradient or parameter became NaN or infinite/);
+    assert.doesNotMatch(unscaled.text, /NaN\s*$|0\.0000/, 'no NaN or zero shown as a value');
+    for (const row of rows.filter((r) => !r.diverged)) {
+      assert.ok(Number.isFinite(row.loss), `${engine}: ${row.run} shows a finite loss`);
+      assert.doesNotMatch(row.text, /NaN|inf/);
+    }
+    const agreement = page.getByTestId('agreement');
+    if (rows.slice(0, 2).some((r) => r.diverged)) {
+      assert.equal(await agreement.getAttribute('data-agreement'), 'results-no-agreement');
+      assert.doesNotMatch(await agreement.textContent(), /agree to the 6 digits/);
+    }
+    assert.equal(await steps(page), 8, `${engine}: the runs that did not diverge went on`);
+    // The CSV carries the divergence too.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('download-csv').click(),
+    ]);
+    const csv = await readFile(await download.path(), 'utf8');
+    const lines = csv.trim().split('\n');
+    assert.ok(lines[0].endsWith(',status'));
+    const unscaledRows = lines.filter((l) => l.includes('unscaled'));
+    assert.ok(unscaledRows.at(-1).endsWith(',diverged'), unscaledRows.at(-1));
+    assert.ok(unscaledRows.slice(0, -1).every((l) => l.endsWith(',trained')));
+    await screenshot(page, `lab-diverged-${engine}`);
+    assert.deepEqual(page.errors, []);
     await page.close();
   }
 });

@@ -320,7 +320,27 @@ fn trained_lab(source: &Source) -> Result<(Lab<Box<dyn TrainingBackend>>, u64)> 
     let mut lab = boxed_lab(config, source.precision)?;
     let progress = Progress::new(steps, source.quiet);
     lab.run(steps, |done| progress.update(done))?;
+    if !source.quiet {
+        report_divergence(&lab, steps);
+    }
     Ok((lab, steps))
+}
+
+/// Says on stderr which runs diverged (whatever the output format) and why training ended early.
+fn report_divergence<B>(lab: &Lab<B>, steps: u64) {
+    let mut err = std::io::stderr().lock();
+    for run in lab.runs() {
+        if let Some(step) = run.diverged_at {
+            let _ = writeln!(err, "gradlab: {}", output::divergence_note(&run.spec.label, step));
+        }
+    }
+    if lab.steps_taken() < steps && lab.all_diverged() {
+        let _ = writeln!(
+            err,
+            "gradlab: every run diverged; stopped after step {} of {steps}",
+            lab.steps_taken()
+        );
+    }
 }
 
 /// A lab whose engines are chosen at run time.
@@ -429,10 +449,7 @@ fn write_plots<B: TrainingBackend>(lab: &Lab<B>, out_dir: &Path) -> Result<Vec<P
     register_font()?;
     let mut written = Vec::new();
     for (metric, name) in PLOTTED {
-        let chart = LineChart::from_histories(
-            metric,
-            lab.runs().iter().map(|r| (r.spec.label.as_str(), r.history.as_slice())),
-        );
+        let chart = LineChart::from_histories(metric, lab.histories());
         let png = out_dir.join(format!("{name}.png"));
         let svg = out_dir.join(format!("{name}.svg"));
         draw_line_chart(&BitMapBackend::new(&png, (900, 540)).into_drawing_area(), &chart)

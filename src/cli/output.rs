@@ -17,6 +17,16 @@ pub fn scenarios(out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// A loss in the table's column: 6 decimals, or scientific notation where that would not fit
+/// (a run on its way to diverging reaches 1e24).
+fn loss(value: f64) -> String {
+    if value.is_finite() && value.abs() < 1e4 {
+        format!("{value:.6}")
+    } else {
+        format!("{value:.4e}")
+    }
+}
+
 fn optional(value: Option<f64>, precision: usize) -> String {
     value.map_or_else(|| "-".into(), |v| format!("{v:.precision$e}"))
 }
@@ -37,19 +47,22 @@ pub fn table<B: TrainingBackend>(lab: &Lab<B>, every: u64, out: &mut dyn Write) 
     )?;
     let steps = lab.steps_taken();
     for step in 0..steps {
-        if (step + 1) % every != 0 && step + 1 != steps {
-            continue;
-        }
+        let scheduled = (step + 1).is_multiple_of(every) || step + 1 == steps;
         for run in lab.runs() {
+            // The step a run diverged is always printed, whatever `every` says.
+            let diverged_here = run.diverged_at == Some(step);
+            if !(scheduled || diverged_here) {
+                continue;
+            }
             let Some(r) = run.history.get(step as usize) else {
                 continue;
             };
             writeln!(
                 out,
-                "{:>5}  {:<width$}  {:>10.6}  {:>8}  {:>10.4e}  {:>10}  {:>12}  {:>10}  {:>9.3e}",
+                "{:>5}  {:<width$}  {:>10}  {:>8}  {:>10.4e}  {:>10}  {:>12}  {:>10}  {:>9.3e}{}",
                 r.step + 1,
                 run.spec.label,
-                r.train_loss,
+                loss(r.train_loss),
                 r.test_accuracy
                     .map_or_else(|| "-".into(), |a| format!("{:.1}%", a * 100.0)),
                 r.grad_norm,
@@ -57,18 +70,28 @@ pub fn table<B: TrainingBackend>(lab: &Lab<B>, every: u64, out: &mut dyn Write) 
                 r.grad_cosine.map_or_else(|| "-".into(), |c| format!("{c:.9}")),
                 optional(r.param_distance, 2),
                 r.learning_rate,
+                if diverged_here { "  diverged" } else { "" },
             )?;
+        }
+    }
+    for run in lab.runs() {
+        if let Some(step) = run.diverged_at {
+            writeln!(out, "{}", divergence_note(&run.spec.label, step))?;
         }
     }
     Ok(())
 }
 
+/// The sentence the CLI prints for a run that diverged at `step` (0-based).
+pub fn divergence_note(label: &str, step: u64) -> String {
+    format!(
+        "{label}: diverged at step {} (a loss, gradient or parameter became NaN or infinite); not trained after it",
+        step + 1
+    )
+}
+
 pub fn csv<B: TrainingBackend>(lab: &Lab<B>, out: &mut dyn Write) -> Result<()> {
-    let histories = lab
-        .runs()
-        .iter()
-        .map(|run| (run.spec.label.as_str(), run.history.as_slice()));
-    write!(out, "{}", metrics_csv(histories))?;
+    write!(out, "{}", metrics_csv(lab.histories()))?;
     Ok(())
 }
 
@@ -76,6 +99,10 @@ pub fn csv<B: TrainingBackend>(lab: &Lab<B>, out: &mut dyn Write) -> Result<()> 
 struct JsonRun<'a> {
     label: &'a str,
     engine: String,
+    /// The step (0-based, as each record's `step`) at which the run diverged: its last record,
+    /// where a loss, gradient or parameter was NaN or infinite (written as null). Absent if none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diverged_at_step: Option<u64>,
     steps: &'a [StepRecord],
 }
 
@@ -86,6 +113,7 @@ pub fn json<B: TrainingBackend>(lab: &Lab<B>, out: &mut dyn Write) -> Result<()>
         .map(|r| JsonRun {
             label: &r.spec.label,
             engine: r.backend.name(),
+            diverged_at_step: r.diverged_at,
             steps: &r.history,
         })
         .collect();
@@ -124,7 +152,7 @@ mod tests {
         assert_eq!(csv_text("plain"), "plain");
         assert_eq!(csv_text("accumulate 4, loss / 4"), "\"accumulate 4, loss / 4\"");
         assert_eq!(csv_text("say \"hi\""), "\"say \"\"hi\"\"\"");
-        let row = csv_row("a,b", &StepRecord::default());
+        let row = csv_row("a,b", &StepRecord::default(), false);
         assert!(row.starts_with("\"a,b\",1,"));
         assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count() + 1);
     }

@@ -809,10 +809,12 @@ impl GpuEngine {
             .map(|((mut record, has_reference, evaluated), s)| {
                 let get = |i: u32| f64::from(s[i as usize]);
                 record.train_loss = get(slot::LOSS_SUM) / record.items.max(1) as f64;
-                record.grad_norm = get(slot::GRAD_SQ).max(0.0).sqrt();
+                // Sums of squares are never negative; no `max(0.0)` here, which would turn a NaN
+                // (a diverged run) into a gradient norm of 0.
+                record.grad_norm = get(slot::GRAD_SQ).sqrt();
                 if has_reference {
-                    let reference_norm = get(slot::REFERENCE_SQ).max(0.0).sqrt().max(f64::MIN_POSITIVE);
-                    record.grad_relative_error = Some(get(slot::DIFF_SQ).max(0.0).sqrt() / reference_norm);
+                    let reference_norm = get(slot::REFERENCE_SQ).sqrt().max(f64::MIN_POSITIVE);
+                    record.grad_relative_error = Some(get(slot::DIFF_SQ).sqrt() / reference_norm);
                     record.grad_cosine =
                         Some(get(slot::DOT) / (record.grad_norm * reference_norm).max(f64::MIN_POSITIVE));
                 }

@@ -65,15 +65,22 @@ impl GpuLab {
             let work = self.lab.begin_step();
             let mut commands = Vec::with_capacity(work.len());
             for (run, work) in self.lab.runs_mut().iter_mut().zip(&work) {
-                commands.push(run.backend.record_step(work.step, &work.plan, &work.batch)?);
+                if let Some(work) = work {
+                    commands.push(run.backend.record_step(work.step, &work.plan, &work.batch)?);
+                }
             }
             self.context.queue.submit(commands);
         }
         let mut parameters = Vec::with_capacity(self.lab.runs().len());
         for i in 0..self.lab.runs().len() {
+            let diverged_before = self.lab.runs()[i].diverged_at.is_some();
             let records = self.lab.runs_mut()[i].backend.read_records().await?;
             self.lab.push_records(i, records);
-            parameters.push(self.lab.runs()[i].backend.read_parameters().await?);
+            parameters.push(if diverged_before {
+                Vec::new()
+            } else {
+                self.lab.runs()[i].backend.read_parameters().await?
+            });
         }
         self.lab.set_parameter_distances(&parameters);
         // Errors the device reported outside any call (validation, loss) end the run here.

@@ -5,11 +5,51 @@
 use crate::i18n::Msg;
 use crate::plot::{LineChart, Metric};
 use crate::sim::lab::{Lab, RunSpec};
-use crate::sim::metrics::{metrics_csv, StepRecord};
+use crate::sim::metrics::{metrics_csv, RunHistory, StepRecord};
 use crate::sim::regime::{LossNormalization, RegimeSpec};
 
 /// The Lab stops by itself after this many optimizer steps (charts stay readable, memory bounded).
 pub const MAX_LAB_STEPS: u64 = 1000;
+
+/// How much training one animation frame may do, in milliseconds of the page's time. Commands
+/// (pause, step, reset) are read between frames, so this bounds how late they take effect.
+pub const FRAME_BUDGET_MS: f64 = 40.0;
+
+/// Steps per frame chosen by time, not by count: the "steps per frame" setting is an upper
+/// bound, and a frame trains only as many steps as the last frames' speed says fit the budget
+/// (at least one). Heavy settings then slow the curves down instead of freezing the page.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameBudget {
+    /// Smoothed milliseconds per optimizer step; `None` before the first measurement.
+    ms_per_step: Option<f64>,
+}
+
+impl FrameBudget {
+    /// Steps the next frame trains, at most `limit` (and at least 1 when `limit` is not 0).
+    pub fn steps(&self, limit: u64) -> u64 {
+        let fit = match self.ms_per_step {
+            // Unknown speed: one step, measured, before trusting any more.
+            None => 1,
+            Some(ms) if ms > 0.0 => (FRAME_BUDGET_MS / ms).floor().max(1.0) as u64,
+            Some(_) => limit,
+        };
+        fit.min(limit)
+    }
+
+    /// Records that `steps` steps took `elapsed_ms`.
+    pub fn record(&mut self, steps: u64, elapsed_ms: f64) {
+        if steps == 0 || !elapsed_ms.is_finite() || elapsed_ms < 0.0 {
+            return;
+        }
+        let measured = elapsed_ms / steps as f64;
+        // Slower frames count at once (a heavy setting must not overrun for long); faster ones
+        // are averaged in, so one quick frame does not make the next one overrun.
+        self.ms_per_step = Some(match self.ms_per_step {
+            Some(old) if measured < old => 0.5 * old + 0.5 * measured,
+            _ => measured,
+        });
+    }
+}
 
 /// Where the training loop is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +61,8 @@ pub enum Transport {
     Paused,
     /// Reached [`MAX_LAB_STEPS`].
     Finished,
+    /// Every run diverged; nothing is left to train.
+    Diverged,
     /// Training stopped with this message.
     Failed(Msg),
 }
@@ -35,6 +77,7 @@ impl Transport {
             Transport::Running => Msg::new("status-running"),
             Transport::Paused => Msg::new("status-paused").arg("step", steps),
             Transport::Finished => Msg::new("status-step-limit").arg("step", steps),
+            Transport::Diverged => Msg::new("status-all-diverged").arg("step", steps),
             Transport::Failed(reason) => reason.clone(),
         }
     }
@@ -47,6 +90,7 @@ impl Transport {
             Transport::Running => "running",
             Transport::Paused => "paused",
             Transport::Finished => "finished",
+            Transport::Diverged => "diverged",
             Transport::Failed(_) => "failed",
         }
     }
@@ -70,6 +114,27 @@ pub struct RunView {
     pub activation_bytes: u64,
     /// Whether `activation_bytes` were allocated by the GPU engine (or computed for the CPU one).
     pub bytes_from_gpu: bool,
+    /// The step (0-based) at which the run diverged; it has no records after it.
+    pub diverged_at: Option<u64>,
+}
+
+impl RunView {
+    pub fn history(&self) -> RunHistory<'_> {
+        RunHistory {
+            label: &self.label,
+            records: &self.history,
+            diverged_at: self.diverged_at,
+        }
+    }
+
+    /// "diverged at step k" (counted from 1, as shown), when it did.
+    pub fn divergence(&self) -> Option<Msg> {
+        self.diverged_at.map(|step| {
+            Msg::new("results-diverged-at")
+                .arg("run", &self.label)
+                .arg("step", step + 1)
+        })
+    }
 }
 
 /// All runs of the experiment on the page.
@@ -92,6 +157,8 @@ pub struct ResultRow {
     pub cosine: Option<String>,
     pub grad_norm: String,
     pub accuracy: Option<String>,
+    /// Set when the run diverged: the row shows this instead of its numbers.
+    pub diverged: Option<Msg>,
 }
 
 /// Losses are shown with 6 decimals; the agreement line compares exactly what is shown.
@@ -133,6 +200,7 @@ impl LabView {
                     .copied()
                     .unwrap_or_else(|| model_bytes.get(i).map_or(0, |m| m.peak.bytes as u64)),
                 bytes_from_gpu: bytes_from_gpu && i < activation_bytes.len(),
+                diverged_at: run.diverged_at,
             })
             .collect();
         Self {
@@ -152,6 +220,7 @@ impl LabView {
             if let (Some(last), Some(source)) = (view.history.last_mut(), run.history.last()) {
                 *last = *source;
             }
+            view.diverged_at = run.diverged_at;
         }
         let added = lab.steps_taken().saturating_sub(self.steps);
         self.steps = lab.steps_taken();
@@ -159,14 +228,16 @@ impl LabView {
     }
 
     pub fn chart(&self, metric: Metric) -> LineChart {
-        LineChart::from_histories(
-            metric,
-            self.runs.iter().map(|r| (r.label.as_str(), r.history.as_slice())),
-        )
+        LineChart::from_histories(metric, self.runs.iter().map(RunView::history))
     }
 
     pub fn csv(&self) -> String {
-        metrics_csv(self.runs.iter().map(|r| (r.label.as_str(), r.history.as_slice())))
+        metrics_csv(self.runs.iter().map(RunView::history))
+    }
+
+    /// Whether every run has diverged (and there is at least one).
+    pub fn all_diverged(&self) -> bool {
+        !self.runs.is_empty() && self.runs.iter().all(|r| r.diverged_at.is_some())
     }
 
     pub fn rows(&self) -> Vec<ResultRow> {
@@ -185,6 +256,7 @@ impl LabView {
                     cosine: last.grad_cosine.map(|c| format!("{c:.6}")),
                     grad_norm: format!("{:.4}", last.grad_norm),
                     accuracy: last.test_accuracy.map(|a| format!("{:.1} %", a * 100.0)),
+                    diverged: run.divergence(),
                 })
             })
             .collect()
@@ -203,6 +275,17 @@ impl LabView {
                 && !r.spec.model.norm.mixes_items()
         })?;
         let (a, b) = (full.history.last()?, accumulated.history.last()?);
+        // A diverged run agrees with nothing, whatever its numbers print as ("NaN" == "NaN").
+        for (run, last) in [(full, a), (accumulated, b)] {
+            let diverged = run.diverged_at.or((!last.is_finite()).then_some(last.step));
+            if let Some(step) = diverged {
+                return Some(
+                    Msg::new("results-no-agreement")
+                        .arg("run", &run.label)
+                        .arg("step", step + 1),
+                );
+            }
+        }
         Some(if format_loss(a.train_loss) == format_loss(b.train_loss) {
             Msg::new("results-match")
         } else {
@@ -316,6 +399,97 @@ mod tests {
         assert_eq!(args(&stats[0], "updates"), "2");
         assert_eq!(args(&stats[1], "updates"), "8");
         assert_eq!(args(&stats[1], "per"), "4");
+    }
+
+    #[test]
+    fn a_non_finite_loss_never_reads_as_agreement() {
+        let mut lab = CpuLab::<f32>::cpu(small("scaling")).unwrap();
+        lab.run(2, |_| {}).unwrap();
+        let mut view = LabView::new(&lab, labels(&lab), vec![], false);
+        // Both NaN print as "NaN": equal text, but nothing agrees.
+        view.runs[0].history.last_mut().unwrap().train_loss = f64::NAN;
+        view.runs[1].history.last_mut().unwrap().train_loss = f64::NAN;
+        let agreement = view.scaled_agreement().unwrap();
+        assert_eq!(agreement.id, "results-no-agreement");
+        assert_eq!(
+            agreement.args,
+            vec![("run", "full batch".to_string()), ("step", "2".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_diverged_run_stops_and_says_where_while_the_others_go_on() {
+        let mut lab = CpuLab::<f32>::cpu(small("scaling")).unwrap();
+        lab.run(2, |_| {}).unwrap();
+        // What an engine hands back when the accumulated run's loss overflows at step 3.
+        let blown = StepRecord {
+            step: 2,
+            train_loss: f64::INFINITY,
+            grad_norm: f64::NAN,
+            ..StepRecord::default()
+        };
+        let later = StepRecord { step: 3, ..blown };
+        lab.push_records(1, vec![blown, later]);
+        assert_eq!(lab.runs()[1].diverged_at, Some(2));
+        assert_eq!(
+            lab.runs()[1].history.len(),
+            3,
+            "records after the divergence are dropped"
+        );
+        lab.step().unwrap();
+        lab.run(2, |_| {}).unwrap();
+        let mut view = LabView::new(&lab, labels(&lab), vec![], false);
+        view.sync(&lab);
+        assert_eq!(view.runs[0].history.len(), 5, "the full batch goes on");
+        assert_eq!(view.runs[2].history.len(), 5, "so does the unscaled run");
+        assert_eq!(view.runs[1].history.len(), 3, "the diverged run stopped");
+        assert!(!view.all_diverged());
+
+        let rows = view.rows();
+        assert_eq!(rows[0].diverged, None);
+        let shown = rows[1].diverged.clone().expect("the row says it diverged");
+        assert_eq!(shown.id, "results-diverged-at");
+        assert!(shown.args.contains(&("step", "3".to_string())), "{shown:?}");
+        let agreement = view.scaled_agreement().unwrap();
+        assert_eq!(agreement.id, "results-no-agreement");
+        assert!(agreement.args.contains(&("step", "3".to_string())));
+
+        let csv = view.csv();
+        let accumulated: Vec<&str> = csv.lines().filter(|l| l.starts_with("\"accumulate 4, loss")).collect();
+        assert_eq!(accumulated.len(), 3, "{csv}");
+        assert!(accumulated[2].ends_with(",diverged") && accumulated[2].contains(",inf,"));
+        assert!(csv.lines().skip(1).filter(|l| l.ends_with(",trained")).count() == 12);
+
+        let chart = view.chart(Metric::TrainLoss);
+        assert_eq!(chart.series[1].diverged.as_ref().map(|d| d.step), Some(3));
+        assert_eq!(
+            chart.series[1].points.len(),
+            2,
+            "the infinite loss is a mark, not a point"
+        );
+        assert_eq!(chart.series[0].diverged, None);
+    }
+
+    #[test]
+    fn a_frame_trains_what_fits_its_time_budget() {
+        let mut budget = FrameBudget::default();
+        assert_eq!(budget.steps(50), 1, "one measured step before any more");
+        assert_eq!(budget.steps(0), 0, "nothing left to train");
+        budget.record(1, 2.0);
+        assert_eq!(budget.steps(50), 20, "40 ms at 2 ms a step");
+        assert_eq!(budget.steps(5), 5, "the steps-per-frame setting is an upper bound");
+        // A heavy setting: one step takes 700 ms, so every frame trains a single step.
+        budget.record(20, 14_000.0);
+        assert_eq!(budget.steps(50), 1, "a slower frame counts at once");
+        budget.record(1, 10.0);
+        assert_eq!(budget.steps(50), 1, "a faster one is averaged in: (700 + 10) / 2 ms");
+        for _ in 0..12 {
+            budget.record(1, 10.0);
+        }
+        assert_eq!(budget.steps(50), 3, "then it converges on 10 ms a step (just above)");
+        budget.record(3, f64::NAN);
+        budget.record(0, 5.0);
+        assert_eq!(budget.steps(50), 3, "nonsense measurements are ignored");
     }
 
     #[test]

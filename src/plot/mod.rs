@@ -7,7 +7,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use thiserror::Error;
 
-use crate::sim::metrics::StepRecord;
+use crate::sim::metrics::{RunHistory, StepRecord};
 
 pub mod boundary;
 
@@ -43,6 +43,16 @@ pub const RUN_COLORS: [(u8, u8, u8); 8] = [
 /// so curves stay apart without colour.
 pub const RUN_DASHES: [(u32, u32); 8] = [(1, 0), (10, 6), (3, 4), (14, 4), (6, 3), (2, 8), (20, 6), (8, 8)];
 
+/// Where a run diverged: drawn as a mark at that step (a vertical line and a cross) and named
+/// in the legend, never left as a curve that silently ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// The optimizer step as shown, counted from 1.
+    pub step: u64,
+    /// What the legend adds to the run's label (the web page localizes it).
+    pub caption: String,
+}
+
 /// One curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -50,6 +60,7 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Index into the run palette.
     pub style: usize,
+    pub diverged: Option<Divergence>,
 }
 
 /// A line chart: what to draw, independent of where.
@@ -135,13 +146,18 @@ pub const LOG_FLOOR: f64 = 1e-12;
 
 impl LineChart {
     /// A chart of one metric for several runs' histories.
-    pub fn from_histories<'a>(metric: Metric, runs: impl IntoIterator<Item = (&'a str, &'a [StepRecord])>) -> Self {
+    pub fn from_histories<'a>(metric: Metric, runs: impl IntoIterator<Item = RunHistory<'a>>) -> Self {
         let series = runs
             .into_iter()
             .enumerate()
-            .map(|(style, (label, history))| Series {
-                label: label.to_string(),
-                points: history
+            .map(|(style, run)| Series {
+                label: run.label.to_string(),
+                diverged: run.diverged_at.map(|step| Divergence {
+                    step: step + 1,
+                    caption: format!("diverged at step {}", step + 1),
+                }),
+                points: run
+                    .records
                     .iter()
                     .filter_map(|r| {
                         let v = metric.value(r)?;
@@ -166,7 +182,8 @@ impl LineChart {
         }
     }
 
-    /// The x and y ranges covering every point, padded so curves do not touch the frame.
+    /// The x and y ranges covering every point and every divergence mark, padded so curves do
+    /// not touch the frame.
     pub fn bounds(&self) -> Option<((f64, f64), (f64, f64))> {
         let points = self.series.iter().flat_map(|s| s.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -178,8 +195,19 @@ impl LineChart {
             y0 = y0.min(y);
             y1 = y1.max(y);
         }
-        if !any {
+        let marks = self.series.iter().filter_map(|s| s.diverged.as_ref());
+        let mut any_mark = false;
+        for mark in marks {
+            any_mark = true;
+            x0 = x0.min(mark.step as f64);
+            x1 = x1.max(mark.step as f64);
+        }
+        if !any && !any_mark {
             return None;
+        }
+        if !any {
+            // Only divergence marks (every run diverged at its first step): a unit y range.
+            (y0, y1) = if self.log_y { (LOG_FLOOR, 1.0) } else { (0.0, 1.0) };
         }
         if x1 <= x0 {
             x1 = x0 + 1.0;
@@ -196,6 +224,23 @@ impl LineChart {
         }
         Some(((x0, x1), (y0, y1)))
     }
+}
+
+/// A linear axis's tick label: as many decimals as the range needs to tell ticks apart (a
+/// cosine between 0.99998 and 1.00002), and scientific notation for values too long to fit the
+/// label area (a loss of 1e13 on its way to diverging).
+pub fn axis_label(value: f64, (low, high): (f64, f64)) -> String {
+    let largest = low.abs().max(high.abs());
+    if largest >= 1e5 {
+        return format!("{value:.2e}");
+    }
+    let step = (high - low).abs() / 5.0;
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10()).ceil().clamp(0.0, 6.0) as usize
+    } else {
+        1
+    };
+    format!("{value:.decimals$}")
 }
 
 fn run_color(style: usize) -> RGBColor {
@@ -219,6 +264,28 @@ where
     } else {
         chart.draw_series(DashedLineSeries::new(series.points.iter().copied(), dash, gap, style))?;
     }
+    Ok(())
+}
+
+/// The divergence mark of `series`: a dashed vertical line at its step in the run's colour, and
+/// a cross at the top of the line.
+fn draw_divergence<DB: DrawingBackend, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    (y_low, y_high): (f64, f64),
+) -> Result<(), PlotError>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+    DB::ErrorType: 'static,
+{
+    let Some(mark) = &series.diverged else {
+        return Ok(());
+    };
+    let x = mark.step as f64;
+    let style = line_style(series.style);
+    chart.draw_series(DashedLineSeries::new([(x, y_low), (x, y_high)], 6, 4, style))?;
+    chart.draw_series(std::iter::once(Cross::new((x, y_high), 7, style.stroke_width(3))))?;
     Ok(())
 }
 
@@ -261,7 +328,11 @@ where
                 style,
             ))?;
         }
-        area.draw(&Text::new(series.label.clone(), (x + 34, y - 7), font.clone()))?;
+        let label = match &series.diverged {
+            Some(mark) => format!("{} \u{2715} {}", series.label, mark.caption),
+            None => series.label.clone(),
+        };
+        area.draw(&Text::new(label, (x + 34, y - 7), font.clone()))?;
     }
     Ok(())
 }
@@ -294,18 +365,25 @@ where
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
+        // The mark spans the plot: from just above the bottom to just below the top, on a
+        // log axis as on a linear one.
+        let span = (y0 * (y1 / y0).powf(0.02), y0 * (y1 / y0).powf(0.96));
         for series in &chart.series {
             draw_series(&mut ctx, series)?;
+            draw_divergence(&mut ctx, series, span)?;
         }
     } else {
         let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
             .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| axis_label(*v, (y0, y1)))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
+        let span = (y0 + 0.02 * (y1 - y0), y0 + 0.96 * (y1 - y0));
         for series in &chart.series {
             draw_series(&mut ctx, series)?;
+            draw_divergence(&mut ctx, series, span)?;
         }
     }
     draw_legend(&legend_area, chart, legend)?;
@@ -326,18 +404,39 @@ mod tests {
         }
     }
 
+    fn run<'a>(label: &'a str, records: &'a [StepRecord]) -> RunHistory<'a> {
+        RunHistory {
+            label,
+            records,
+            diverged_at: None,
+        }
+    }
+
     #[test]
     fn chart_series_follow_history() {
         let a = [record(0, 1.0, Some(0.0)), record(1, 0.5, Some(1e-7))];
         let b = [record(0, 1.1, None), record(1, f64::NAN, None)];
-        let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &a[..]), ("b", &b[..])]);
+        let diverged = RunHistory {
+            diverged_at: Some(1),
+            ..run("b", &b)
+        };
+        let chart = LineChart::from_histories(Metric::TrainLoss, [run("a", &a), diverged]);
         assert_eq!(chart.series[0].points, vec![(1.0, 1.0), (2.0, 0.5)]);
+        assert_eq!(chart.series[0].diverged, None);
         assert_eq!(
             chart.series[1].points,
             vec![(1.0, 1.1)],
-            "non-finite values are dropped"
+            "a non-finite value is not a point"
         );
-        let rel = LineChart::from_histories(Metric::GradRelativeError, [("a", &a[..])]);
+        assert_eq!(
+            chart.series[1].diverged,
+            Some(Divergence {
+                step: 2,
+                caption: "diverged at step 2".into()
+            }),
+            "but a mark at the step"
+        );
+        let rel = LineChart::from_histories(Metric::GradRelativeError, [run("a", &a)]);
         assert!(rel.log_y);
         assert_eq!(rel.series[0].points, vec![(1.0, LOG_FLOOR), (2.0, 1e-7)]);
     }
@@ -391,11 +490,76 @@ mod tests {
 
     #[test]
     fn bounds_pad_and_handle_empty() {
-        let empty = LineChart::from_histories(Metric::TestAccuracy, [("a", &[][..])]);
+        let empty = LineChart::from_histories(Metric::TestAccuracy, [run("a", &[])]);
         assert!(empty.bounds().is_none());
         let one = [record(0, 2.0, None)];
-        let chart = LineChart::from_histories(Metric::TrainLoss, [("a", &one[..])]);
+        let chart = LineChart::from_histories(Metric::TrainLoss, [run("a", &one)]);
         let ((x0, x1), (y0, y1)) = chart.bounds().unwrap();
         assert!(x1 > x0 && y0 < 2.0 && y1 > 2.0);
+        let nan = [record(0, f64::NAN, None)];
+        let only_mark = RunHistory {
+            diverged_at: Some(0),
+            ..run("a", &nan)
+        };
+        let chart = LineChart::from_histories(Metric::TrainLoss, [only_mark]);
+        let ((x0, x1), (y0, y1)) = chart.bounds().expect("the mark alone is drawn");
+        assert!(x0 <= 1.0 && x1 > x0 && y1 > y0, "{x0} {x1} {y0} {y1}");
+    }
+
+    #[test]
+    fn axis_labels_tell_ticks_apart_and_fit() {
+        assert_eq!(axis_label(0.5, (0.0, 2.5)), "0.5");
+        assert_eq!(axis_label(1.0, (0.0, 2.5)), "1.0");
+        assert_eq!(axis_label(0.99998, (0.99996, 1.00004)), "0.99998");
+        assert_eq!(axis_label(1.00002, (0.99996, 1.00004)), "1.00002");
+        assert_eq!(axis_label(40.0, (0.0, 100.0)), "40");
+        assert_eq!(axis_label(1.2327e13, (0.0, 1.3e13)), "1.23e13");
+        assert_eq!(axis_label(0.0, (0.0, 1.3e13)), "0.00e0");
+        assert_eq!(axis_label(3.0, (3.0, 3.0)), "3.0");
+    }
+
+    /// Draws charts into a bitmap and counts pixels of the run's colour in the column of the
+    /// step where it diverged: the mark is really drawn, on a linear and a log axis.
+    #[test]
+    fn a_divergence_is_drawn_as_a_mark_at_its_step() {
+        let steady: Vec<StepRecord> = (0..10).map(|s| record(s, 1.0 / (s + 1) as f64, Some(1e-3))).collect();
+        let mut broken: Vec<StepRecord> = steady[..5].to_vec();
+        broken.push(record(5, f64::NAN, Some(f64::NAN)));
+        let diverged = RunHistory {
+            diverged_at: Some(5),
+            ..run("b", &broken)
+        };
+        // Text needs a font natively (the browser has its own); the CLI bundles this one.
+        plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            include_bytes!("../../assets/fonts/DejaVuSans.ttf"),
+        )
+        .map_err(|_| "font")
+        .unwrap();
+        for metric in [Metric::TrainLoss, Metric::GradRelativeError] {
+            let (width, height) = (400u32, 300u32);
+            let mut pixels = vec![0u8; (width * height * 3) as usize];
+            let chart = LineChart::from_histories(metric, [run("a", &steady), diverged]);
+            {
+                let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+                draw_line_chart(&root, &chart).unwrap();
+            }
+            let (r, g, b) = RUN_COLORS[1];
+            let coloured = |x: u32| {
+                (0..height)
+                    .filter(|&y| {
+                        let i = ((y * width + x) * 3) as usize;
+                        pixels[i..i + 3] == [r, g, b]
+                    })
+                    .count()
+            };
+            let columns: Vec<usize> = (0..width).map(coloured).collect();
+            let tallest = columns.iter().copied().max().unwrap();
+            assert!(
+                tallest > (height / 3) as usize,
+                "{metric:?}: no vertical mark in the run's colour ({tallest} pixels at most)"
+            );
+        }
     }
 }

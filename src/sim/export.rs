@@ -17,7 +17,7 @@ use super::model::TensorInfo;
 use super::SimError;
 
 pub const EXPORT_SCHEMA: &str = "gradlab-export";
-pub const EXPORT_SCHEMA_VERSION: u32 = 2;
+pub const EXPORT_SCHEMA_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -50,8 +50,18 @@ pub struct ExportStep {
     pub runs: Vec<ExportRunStep>,
 }
 
+/// A run's result at one step. A run that diverged has `diverged_at_step` from that step on: on
+/// that step its (non-finite) numbers too, after it nothing else, since it is not trained.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportRunStep {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged_at_step: Option<u64>,
+    #[serde(flatten)]
+    pub result: Option<ExportRunResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportRunResult {
     /// Items per micro-batch, in order; micro-batches are contiguous slices of `examples`' items.
     pub micro_batch_items: Vec<usize>,
     pub metrics: StepRecord,
@@ -74,8 +84,8 @@ fn member(out: &mut dyn Write, first: bool, key: &str, value: &impl Serialize) -
     Ok(())
 }
 
-/// Runs `steps` optimizer steps of `lab`, writing the document to `out` as it goes and calling
-/// `progress(done)` after each step.
+/// Runs `steps` optimizer steps of `lab` (fewer when every run has diverged), writing the
+/// document to `out` as it goes and calling `progress(done)` after each step.
 pub fn write_export<B: TrainingBackend>(
     lab: &mut Lab<B>,
     steps: u64,
@@ -107,20 +117,33 @@ pub fn write_export<B: TrainingBackend>(
     drop(runs);
     out.write_all(b",\"steps\":[")?;
     for done in 1..=steps {
+        if lab.all_diverged() {
+            break;
+        }
         lab.step()?;
+        let this_step = lab.steps_taken() - 1;
         let step = ExportStep {
-            step: lab.steps_taken() - 1,
+            step: this_step,
             examples: lab.last_examples().to_vec(),
             runs: lab
                 .runs()
                 .iter()
                 .map(|run| {
+                    let trained = run.diverged_at.is_none_or(|at| at == this_step);
+                    let result = if trained {
+                        Some(ExportRunResult {
+                            micro_batch_items: run.last_micro_batch_items.clone(),
+                            metrics: run.history.last().copied().unwrap_or_default(),
+                            gradient: run.backend.gradient()?,
+                            parameters: run.backend.parameters()?,
+                            buffers: run.backend.buffers()?,
+                        })
+                    } else {
+                        None
+                    };
                     Ok(ExportRunStep {
-                        micro_batch_items: run.last_micro_batch_items.clone(),
-                        metrics: run.history.last().copied().unwrap_or_default(),
-                        gradient: run.backend.gradient()?,
-                        parameters: run.backend.parameters()?,
-                        buffers: run.backend.buffers()?,
+                        diverged_at_step: run.diverged_at,
+                        result,
                     })
                 })
                 .collect::<Result<_, SimError>>()?,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::{StepBatch, TrainingBackend};
 use super::data::{DataOrder, Dataset, DatasetSpec};
-use super::metrics::{activation_memory, relative_distance, ActivationMemory, StepRecord};
+use super::metrics::{activation_memory, relative_distance, ActivationMemory, RunHistory, StepRecord};
 use super::model::{Layout, ModelSpec};
 use super::optim::{OptimizerSpec, ScheduleSpec};
 use super::real::Real;
@@ -162,6 +162,20 @@ pub struct LabRun<B> {
     pub baseline: usize,
     /// Items in each micro-batch of the last step.
     pub last_micro_batch_items: Vec<usize>,
+    /// The step (0-based) at which a loss, gradient or parameter of this run first was NaN or
+    /// infinite. Its history ends with that step's record and it is not trained after it; the
+    /// other runs go on.
+    pub diverged_at: Option<u64>,
+}
+
+impl<B> LabRun<B> {
+    pub fn history(&self) -> RunHistory<'_> {
+        RunHistory {
+            label: &self.spec.label,
+            records: &self.history,
+            diverged_at: self.diverged_at,
+        }
+    }
 }
 
 /// Runs stepped together over one data stream.
@@ -220,6 +234,7 @@ impl<B> Lab<B> {
                 history: Vec::new(),
                 baseline,
                 last_micro_batch_items: Vec::new(),
+                diverged_at: None,
             });
         }
         Ok(Self {
@@ -255,15 +270,30 @@ impl<B> Lab<B> {
         self.step
     }
 
+    /// Every run's history, in run order.
+    pub fn histories(&self) -> Vec<RunHistory<'_>> {
+        self.runs.iter().map(LabRun::history).collect()
+    }
+
+    /// Whether every run has diverged, so that stepping on would train nothing.
+    pub fn all_diverged(&self) -> bool {
+        self.runs.iter().all(|run| run.diverged_at.is_some())
+    }
+
     /// Draws the next B examples and returns, for every run, the step's plan and the batch split
-    /// the run's way. The caller executes them (on any engine, possibly later and in bulk) and
-    /// hands the records back with [`Lab::push_records`].
-    pub fn begin_step(&mut self) -> Vec<RunStepWork> {
+    /// the run's way (`None` for a run that has diverged: it is not trained any more). The caller
+    /// executes them (on any engine, possibly later and in bulk) and hands the records back with
+    /// [`Lab::push_records`].
+    pub fn begin_step(&mut self) -> Vec<Option<RunStepWork>> {
         let examples = self.order.next_batch(self.config.batch_size);
         let train = &self.dataset.train;
         let mut batch = StepBatch::gather(train, self.dataset.input_dim, examples, &RegimeSpec::full_batch());
         let mut work = Vec::with_capacity(self.runs.len());
         for run in &mut self.runs {
+            if run.diverged_at.is_some() {
+                work.push(None);
+                continue;
+            }
             batch.split(train, &run.spec.regime);
             run.last_micro_batch_items = batch.micro_batch_items();
             let plan = plan_step(
@@ -274,34 +304,57 @@ impl<B> Lab<B> {
                 &run.last_micro_batch_items,
                 self.metric_ops,
             );
-            work.push(RunStepWork {
+            work.push(Some(RunStepWork {
                 step: self.step,
                 plan,
                 batch: batch.clone(),
-            });
+            }));
         }
         self.step += 1;
         self.last_examples = batch.examples;
         work
     }
 
-    /// Appends the records an engine produced for run `run`.
+    /// Appends the records an engine produced for run `run`, up to and including the first
+    /// that is not finite: there the run has diverged, and what an engine computed after it (a
+    /// GPU trains several steps before reading any back) is dropped.
     pub fn push_records(&mut self, run: usize, records: Vec<StepRecord>) {
-        if let Some(run) = self.runs.get_mut(run) {
-            run.history.extend(records);
+        let Some(run) = self.runs.get_mut(run) else {
+            return;
+        };
+        for record in records {
+            if run.diverged_at.is_some() {
+                break;
+            }
+            if !record.is_finite() {
+                run.diverged_at = Some(record.step);
+            }
+            run.history.push(record);
         }
     }
 
-    /// Sets each run's latest record's distance from its baseline run, given every run's
-    /// current parameters.
+    /// Given every run's current parameters (an empty vector for a run that had diverged
+    /// before): marks a run whose parameters are no longer finite as diverged at its latest
+    /// step, and sets each run's latest record's distance from its baseline run (none when
+    /// either has diverged).
     pub fn set_parameter_distances(&mut self, parameters: &[Vec<f64>]) {
+        for (run, values) in self.runs.iter_mut().zip(parameters) {
+            if run.diverged_at.is_none() && values.iter().any(|v| !v.is_finite()) {
+                run.diverged_at = run.history.last().map(|r| r.step);
+            }
+        }
         for i in 0..self.runs.len().min(parameters.len()) {
             let baseline = self.runs[i].baseline;
+            let comparable = self.runs[i].diverged_at.is_none() && self.runs[baseline].diverged_at.is_none();
             let distance = parameters
                 .get(baseline)
+                .filter(|_| comparable)
                 .map(|base| relative_distance(&parameters[i], base));
-            if let Some(record) = self.runs[i].history.last_mut() {
-                record.param_distance = distance;
+            let run = &mut self.runs[i];
+            if let Some(record) = run.history.last_mut() {
+                if run.diverged_at.is_none_or(|step| step == record.step) {
+                    record.param_distance = distance;
+                }
             }
         }
     }
@@ -343,12 +396,18 @@ impl<B: TrainingBackend> Lab<B> {
     pub fn step(&mut self) -> Result<(), SimError> {
         let work = self.begin_step();
         for (run, work) in self.runs.iter_mut().zip(&work) {
-            run.backend.execute(work.step, &work.plan, &work.batch)?;
+            if let Some(work) = work {
+                run.backend.execute(work.step, &work.plan, &work.batch)?;
+            }
         }
         let parameters = self
             .runs
             .iter()
-            .map(|run| run.backend.parameters())
+            .zip(&work)
+            .map(|(run, work)| match work {
+                Some(_) => run.backend.parameters(),
+                None => Ok(Vec::new()),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         for i in 0..self.runs.len() {
             let records = self.runs[i].backend.drain_records()?;
@@ -358,9 +417,13 @@ impl<B: TrainingBackend> Lab<B> {
         Ok(())
     }
 
-    /// `steps` optimizer steps, calling `progress(done)` after each.
+    /// Up to `steps` optimizer steps, calling `progress(done)` after each; it stops early when
+    /// every run has diverged.
     pub fn run(&mut self, steps: u64, mut progress: impl FnMut(u64)) -> Result<(), SimError> {
         for done in 1..=steps {
+            if self.all_diverged() {
+                break;
+            }
             self.step()?;
             progress(done);
         }

@@ -28,6 +28,29 @@ pub struct StepRecord {
     pub param_distance: Option<f64>,
 }
 
+impl StepRecord {
+    /// Whether every number the step measured is finite. A NaN or infinite loss or gradient
+    /// means the run diverged: such a record is never shown as a value, let alone as agreement.
+    pub fn is_finite(&self) -> bool {
+        let optional = [
+            self.grad_relative_error,
+            self.grad_cosine,
+            self.test_loss,
+            self.test_accuracy,
+        ];
+        self.train_loss.is_finite() && self.grad_norm.is_finite() && optional.iter().flatten().all(|v| v.is_finite())
+    }
+}
+
+/// One run's recorded steps as charts, tables and CSV read them: its label, its records, and the
+/// step (0-based) at which it diverged, after which it has no records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunHistory<'a> {
+    pub label: &'a str,
+    pub records: &'a [StepRecord],
+    pub diverged_at: Option<u64>,
+}
+
 /// Relative error and cosine similarity of `gradient` against `reference`.
 pub fn compare_gradients(gradient: &[f64], reference: &[f64]) -> (f64, f64) {
     let mut diff = 0.0;
@@ -89,8 +112,9 @@ pub fn activation_memory(layout: &Layout, rows: usize, bytes_per_value: usize) -
     }
 }
 
-pub const CSV_HEADER: &str =
-    "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance";
+/// The last column, `status`, is `trained`, or `diverged` on the step where a loss, gradient or
+/// parameter became NaN or infinite (the run's last row: it is not trained after it).
+pub const CSV_HEADER: &str = "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance,status";
 
 fn csv_field(value: Option<f64>) -> String {
     value.map_or_else(String::new, |v| format!("{v:e}"))
@@ -105,9 +129,9 @@ pub fn csv_text(text: &str) -> String {
     }
 }
 
-pub fn csv_row(label: &str, r: &StepRecord) -> String {
+pub fn csv_row(label: &str, r: &StepRecord, diverged: bool) -> String {
     format!(
-        "{},{},{:e},{},{:e},{:e},{},{},{},{},{}",
+        "{},{},{:e},{},{:e},{:e},{},{},{},{},{},{}",
         csv_text(label),
         r.step + 1,
         r.train_loss,
@@ -119,17 +143,18 @@ pub fn csv_row(label: &str, r: &StepRecord) -> String {
         csv_field(r.test_loss),
         csv_field(r.test_accuracy),
         csv_field(r.param_distance),
+        if diverged { "diverged" } else { "trained" },
     )
 }
 
 /// Every run's history as CSV (header, then one row per run and step), as the CLI writes and
 /// the Lab downloads.
-pub fn metrics_csv<'a>(runs: impl IntoIterator<Item = (&'a str, &'a [StepRecord])>) -> String {
+pub fn metrics_csv<'a>(runs: impl IntoIterator<Item = RunHistory<'a>>) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
-    for (label, history) in runs {
-        for record in history {
-            out.push_str(&csv_row(label, record));
+    for run in runs {
+        for record in run.records {
+            out.push_str(&csv_row(run.label, record, run.diverged_at == Some(record.step)));
             out.push('\n');
         }
     }
@@ -150,6 +175,70 @@ mod tests {
         let doubled: Vec<f64> = g.iter().map(|v| 2.0 * v).collect();
         let (rel, cos) = compare_gradients(&doubled, &g);
         assert!((rel - 1.0).abs() < 1e-15 && (cos - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_non_finite_measurement_is_not_finite() {
+        let fine = StepRecord {
+            train_loss: 0.5,
+            grad_norm: 1.0,
+            test_loss: Some(0.4),
+            ..StepRecord::default()
+        };
+        assert!(fine.is_finite());
+        for broken in [
+            StepRecord {
+                train_loss: f64::NAN,
+                ..fine
+            },
+            StepRecord {
+                train_loss: f64::INFINITY,
+                ..fine
+            },
+            StepRecord {
+                grad_norm: f64::NAN,
+                ..fine
+            },
+            StepRecord {
+                grad_relative_error: Some(f64::NAN),
+                ..fine
+            },
+            StepRecord {
+                test_loss: Some(f64::NEG_INFINITY),
+                ..fine
+            },
+        ] {
+            assert!(!broken.is_finite(), "{broken:?}");
+        }
+    }
+
+    #[test]
+    fn csv_marks_the_step_a_run_diverged_and_writes_its_values_as_they_are() {
+        let records = [
+            StepRecord {
+                step: 0,
+                train_loss: 0.5,
+                ..StepRecord::default()
+            },
+            StepRecord {
+                step: 1,
+                train_loss: f64::NAN,
+                grad_norm: f64::INFINITY,
+                ..StepRecord::default()
+            },
+        ];
+        let csv = metrics_csv([RunHistory {
+            label: "a",
+            records: &records,
+            diverged_at: Some(1),
+        }]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with(",trained"), "{}", lines[1]);
+        assert!(lines[2].starts_with("a,2,NaN,"), "{}", lines[2]);
+        assert!(lines[2].contains(",inf,"), "{}", lines[2]);
+        assert!(lines[2].ends_with(",diverged"), "{}", lines[2]);
+        assert_eq!(lines[2].split(',').count(), CSV_HEADER.split(',').count());
     }
 
     #[test]

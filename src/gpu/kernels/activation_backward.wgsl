@@ -16,6 +16,12 @@ struct Dims {
 const GELU_C: f32 = 0.7978845608028654;
 const GELU_A: f32 = 0.044715;
 
+// tanh that saturates as libm's does. Drivers may compute tanh from exponentials, which gives
+// inf / inf = NaN for large |x|; in f32, tanh(x) rounds to +-1 for |x| > 9.01 anyway.
+fn saturating_tanh(x: f32) -> f32 {
+    return tanh(clamp(x, -10.0, 10.0));
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.x;
@@ -27,10 +33,16 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var d = 0.0;
     switch dims.kind {
         case 0u: { d = select(0.0, 1.0, v > 0.0); }
-        case 1u: { let t = tanh(v); d = 1.0 - t * t; }
+        case 1u: { let t = saturating_tanh(v); d = 1.0 - t * t; }
         default: {
-            let t = tanh(GELU_C * (v + GELU_A * v * v * v));
-            d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * GELU_C * (1.0 + 3.0 * GELU_A * v * v);
+            let t = saturating_tanh(GELU_C * (v + GELU_A * v * v * v));
+            let sech2 = 1.0 - t * t;
+            // As the CPU reference: 0 where tanh saturated, not 0 * (v * v overflowing) = NaN.
+            var curvature = 0.0;
+            if sech2 != 0.0 {
+                curvature = 0.5 * v * sech2 * GELU_C * (1.0 + 3.0 * GELU_A * v * v);
+            }
+            d = 0.5 * (1.0 + t) + curvature;
         }
     }
     out[index] = g * d;

@@ -15,6 +15,12 @@ struct Dims {
 const GELU_C: f32 = 0.7978845608028654;
 const GELU_A: f32 = 0.044715;
 
+// tanh that saturates as libm's does. Drivers may compute tanh from exponentials, which gives
+// inf / inf = NaN for large |x|; in f32, tanh(x) rounds to +-1 for |x| > 9.01 anyway.
+fn saturating_tanh(x: f32) -> f32 {
+    return tanh(clamp(x, -10.0, 10.0));
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.x;
@@ -25,8 +31,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var a = 0.0;
     switch dims.kind {
         case 0u: { a = max(v, 0.0); }
-        case 1u: { a = tanh(v); }
-        default: { a = 0.5 * v * (1.0 + tanh(GELU_C * (v + GELU_A * v * v * v))); }
+        case 1u: { a = saturating_tanh(v); }
+        default: { a = 0.5 * v * (1.0 + saturating_tanh(GELU_C * (v + GELU_A * v * v * v))); }
     }
     out[index] = a;
 }

@@ -59,7 +59,15 @@ pub fn activation<T: Real>(kind: Activation, u: &[T], a: &[T], da: &[T], du: &mu
             let (half, three) = (T::from_f64(0.5), T::from_f64(3.0));
             for ((du, &u), &g) in du.iter_mut().zip(u).zip(da) {
                 let t = (c * (u + k * u * u * u)).tanh();
-                let derivative = half * (T::ONE + t) + half * u * (T::ONE - t * t) * c * (T::ONE + three * k * u * u);
+                let sech2 = T::ONE - t * t;
+                // Where tanh has saturated the second term is exactly 0; computing it would
+                // multiply that 0 by u^2, which overflows to infinity for huge u: NaN.
+                let curvature = if sech2 == T::ZERO {
+                    T::ZERO
+                } else {
+                    half * u * sech2 * c * (T::ONE + three * k * u * u)
+                };
+                let derivative = half * (T::ONE + t) + curvature;
                 *du = g * derivative;
             }
         }

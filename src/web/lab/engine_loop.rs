@@ -1,5 +1,6 @@
 //! The one task that owns the engine. It waits for commands while paused and, while playing,
-//! trains `steps per frame` steps per animation frame, so it stops by itself in a hidden tab.
+//! trains per animation frame as many steps as fit the frame's time budget (at most `steps per
+//! frame`), so commands take effect within a frame and it stops by itself in a hidden tab.
 //! When WebGPU fails it says so once and continues on the CPU engine from the same step.
 
 use futures_channel::mpsc::{TryRecvError, UnboundedReceiver};
@@ -9,7 +10,7 @@ use super::super::browser;
 use super::trainer::{TrainError, Trainer};
 use crate::gpu::context::GpuContext;
 use crate::i18n::Msg;
-use crate::lab_state::session::{LabView, Transport, MAX_LAB_STEPS};
+use crate::lab_state::session::{FrameBudget, LabView, Transport, MAX_LAB_STEPS};
 use crate::plot::boundary::{DecisionBoundary, Grid};
 use crate::sim::lab::LabConfig;
 
@@ -94,16 +95,20 @@ async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Resul
     let grid = Grid::covering(&flat, BOUNDARY_CELLS);
     let classes = trainer.classes();
     let probabilities = trainer.predict_all(&grid.centres()).await?;
+    // A diverged run keeps the last boundary it had while its numbers were finite.
+    let previous = signals.boundaries.get_untracked();
     let boundaries = probabilities
         .iter()
-        .map(|p| {
-            Some(DecisionBoundary::from_probabilities(
+        .enumerate()
+        .map(|(run, p)| match p {
+            Some(p) => Some(DecisionBoundary::from_probabilities(
                 String::new(),
                 grid,
                 p,
                 classes,
                 shown.clone(),
-            ))
+            )),
+            None => previous.get(run).cloned().flatten(),
         })
         .collect();
     signals.boundaries.set(boundaries);
@@ -144,6 +149,7 @@ pub async fn run(
     let (mut playing, mut single_steps) = (false, 0u32);
     let mut last_boundary_ms = f64::MIN;
     let mut simulated_loss_done = false;
+    let mut budget = FrameBudget::default();
     loop {
         let busy = playing || single_steps > 0;
         let command = if busy {
@@ -162,6 +168,7 @@ pub async fn run(
             Some(Command::Reset { config, labels }) => {
                 playing = false;
                 single_steps = 0;
+                budget = FrameBudget::default();
                 match Trainer::build(&config, context.as_ref()) {
                     Ok(built) => {
                         signals.view.set(built.view(labels.clone()));
@@ -201,12 +208,11 @@ pub async fn run(
             continue;
         }
         let remaining = MAX_LAB_STEPS.saturating_sub(engine.steps_taken());
-        let wanted = if playing {
-            u64::from(signals.steps_per_frame.get_untracked().max(1))
+        let steps = if playing {
+            budget.steps(u64::from(signals.steps_per_frame.get_untracked().max(1)).min(remaining))
         } else {
-            1
+            1.min(remaining)
         };
-        let steps = wanted.min(remaining);
         if steps == 0 {
             playing = false;
             single_steps = 0;
@@ -221,8 +227,9 @@ pub async fn run(
             }
         }
         let before = engine.steps_taken();
+        let started_ms = browser::now_ms();
         match engine.advance(steps).await {
-            Ok(()) => {}
+            Ok(()) => budget.record(steps, browser::now_ms() - started_ms),
             Err(TrainError::Gpu(error)) => {
                 context = None;
                 let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
@@ -270,6 +277,10 @@ pub async fn run(
         if engine.steps_taken() >= MAX_LAB_STEPS {
             playing = false;
             signals.transport.set(Transport::Finished);
+        } else if engine.all_diverged() {
+            playing = false;
+            single_steps = 0;
+            signals.transport.set(Transport::Diverged);
         }
         // Training waits while the tab is hidden (animation frames stop there too).
         browser::next_frame().await;

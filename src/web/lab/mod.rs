@@ -8,6 +8,7 @@ mod engine_loop;
 mod trainer;
 
 use futures_channel::mpsc;
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::browser;
@@ -49,6 +50,11 @@ fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
         Metric::GradCosine => "chart-cosine",
     });
     chart.x_label = tr("chart-step");
+    for series in &mut chart.series {
+        if let Some(mark) = &mut series.diverged {
+            mark.caption = msg(&Msg::new("chart-diverged").arg("step", mark.step));
+        }
+    }
     chart.y_label = if metric.log_scale() {
         tr("chart-error-floor")
     } else {
@@ -101,21 +107,35 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>) -> impl IntoView {
 #[component]
 fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
     let rows = move || view.with(LabView::rows);
-    let agreement = move || view.with(LabView::scaled_agreement).map(|m| msg(&m));
+    let agreement_msg = move || view.with(LabView::scaled_agreement);
+    let agreement = move || agreement_msg().map(|m| msg(&m));
+    // The line is green only when the losses agree; a difference or a divergence is not good news.
+    let agreement_kind = move || agreement_msg().map(|m| m.id.to_string());
     let body = move || {
         rows()
             .into_iter()
             .map(|r| {
                 let run = r.label.clone();
-                view! {
-                    <tr data-run=run data-loss=format!("{:e}", r.exact_loss)
-                        data-grad-error=r.exact_grad_error.map(|e| format!("{e:e}"))>
-                        <th scope="row">{run_swatch(r.style)}{r.label}</th>
+                let diverged = r.diverged.is_some();
+                // A diverged run shows where it diverged, never its NaN or infinite numbers.
+                let cells = match r.diverged {
+                    Some(divergence) => Either::Left(view! {
+                        <td class="diverged" colspan="5" data-testid="diverged">{msg(&divergence)}</td>
+                    }),
+                    None => Either::Right(view! {
                         <td class="num">{r.loss}</td>
                         <td class="num">{r.grad_error.unwrap_or_else(|| tr("results-none"))}</td>
                         <td class="num">{r.cosine.unwrap_or_else(|| tr("results-none"))}</td>
                         <td class="num">{r.grad_norm}</td>
                         <td class="num">{r.accuracy.unwrap_or_else(|| tr("results-none"))}</td>
+                    }),
+                };
+                view! {
+                    <tr data-run=run data-loss=format!("{:e}", r.exact_loss)
+                        data-grad-error=r.exact_grad_error.map(|e| format!("{e:e}"))
+                        data-diverged=diverged.to_string()>
+                        <th scope="row">{run_swatch(r.style)}{r.label}</th>
+                        {cells}
                     </tr>
                 }
             })
@@ -139,7 +159,7 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
                     <tbody>{body}</tbody>
                 </table>
             </div>
-            <p class="agreement" data-testid="agreement">{agreement}</p>
+            <p class="agreement" data-testid="agreement" data-agreement=agreement_kind>{agreement}</p>
         </section>
     }
 }

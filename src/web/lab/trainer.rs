@@ -116,18 +116,35 @@ impl Trainer {
         }
     }
 
-    /// Class probabilities of every run at `points`.
-    pub async fn predict_all(&mut self, points: &[f64]) -> Result<Vec<Vec<f64>>, TrainError> {
+    /// Whether every run has diverged (nothing is left to train).
+    pub fn all_diverged(&self) -> bool {
+        match self {
+            Trainer::Gpu(g) => g.lab().all_diverged(),
+            Trainer::Cpu(c) => c.all_diverged(),
+        }
+    }
+
+    /// Class probabilities of every run at `points`; `None` for a run that has diverged (its
+    /// parameters are not numbers any more).
+    pub async fn predict_all(&mut self, points: &[f64]) -> Result<Vec<Option<Vec<f64>>>, TrainError> {
         let mut out = Vec::new();
         match self {
             Trainer::Gpu(g) => {
                 for run in 0..g.lab().runs().len() {
-                    out.push(g.predict(run, points).await.map_err(TrainError::Gpu)?);
+                    out.push(if g.lab().runs()[run].diverged_at.is_some() {
+                        None
+                    } else {
+                        Some(g.predict(run, points).await.map_err(TrainError::Gpu)?)
+                    });
                 }
             }
             Trainer::Cpu(c) => {
                 for run in c.runs_mut() {
-                    out.push(run.backend.predict(points).map_err(TrainError::Sim)?);
+                    out.push(if run.diverged_at.is_some() {
+                        None
+                    } else {
+                        Some(run.backend.predict(points).map_err(TrainError::Sim)?)
+                    });
                     browser::yield_now().await;
                 }
             }
