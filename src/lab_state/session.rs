@@ -161,9 +161,14 @@ pub struct ResultRow {
     pub diverged: Option<Msg>,
 }
 
-/// Losses are shown with 6 decimals; the agreement line compares exactly what is shown.
+/// Losses are shown with 6 decimals, or from a million on with 7 significant digits (a run on its
+/// way to diverging reaches 1e13); the agreement line compares exactly what is shown.
 pub fn format_loss(loss: f64) -> String {
-    format!("{loss:.6}")
+    if loss.abs() < 1e6 {
+        format!("{loss:.6}")
+    } else {
+        format!("{loss:.6e}")
+    }
 }
 
 pub fn format_bytes(bytes: u64) -> String {
@@ -254,7 +259,11 @@ impl LabView {
                     grad_error: last.grad_relative_error.map(|e| format!("{e:.2e}")),
                     exact_grad_error: last.grad_relative_error,
                     cosine: last.grad_cosine.map(|c| format!("{c:.6}")),
-                    grad_norm: format!("{:.4}", last.grad_norm),
+                    grad_norm: if last.grad_norm.abs() < 1e6 {
+                        format!("{:.4}", last.grad_norm)
+                    } else {
+                        format!("{:.4e}", last.grad_norm)
+                    },
                     accuracy: last.test_accuracy.map(|a| format!("{:.1} %", a * 100.0)),
                     diverged: run.divergence(),
                 })
@@ -516,7 +525,16 @@ mod tests {
         );
         assert_eq!(Transport::Paused.status(7), Msg::new("status-paused").arg("step", 7));
         assert!(!Transport::Finished.can_step());
+        assert!(!Transport::Diverged.can_step(), "nothing is left to train");
+        assert_eq!(Transport::Diverged.kind(), "diverged");
+        assert_eq!(
+            Transport::Diverged.status(3),
+            Msg::new("status-all-diverged").arg("step", 3)
+        );
         assert!(Transport::Paused.can_step());
+        assert_eq!(format_loss(1.0986123), "1.098612");
+        assert_eq!(format_loss(12_327_108_739_072.0), "1.232711e13");
+        assert_eq!(format_loss(f64::NAN), "NaN");
         assert_eq!(format_bytes(512), "512 B");
         assert_eq!(format_bytes(117_528), "114.8 KiB (117528 B)");
     }

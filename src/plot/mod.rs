@@ -218,7 +218,11 @@ impl LineChart {
             y0 = y0.max(LOG_FLOOR) / 2.0;
             y1 = y1.max(y0 * 4.0).max(1e-6) * 2.0;
         } else {
-            let pad = ((y1 - y0) * 0.05).max(1e-9);
+            // At least a ten-thousandth of the values' size: curves that agree to f32 rounding
+            // (a cosine of 1 +- 1e-7) are drawn flat with tick labels that differ, instead of
+            // blowing rounding noise up to the chart's height.
+            let magnitude = y0.abs().max(y1.abs());
+            let pad = ((y1 - y0) * 0.05).max(1e-4 * magnitude).max(1e-9);
             y0 -= pad;
             y1 += pad;
         }
@@ -496,6 +500,12 @@ mod tests {
         let chart = LineChart::from_histories(Metric::TrainLoss, [run("a", &one)]);
         let ((x0, x1), (y0, y1)) = chart.bounds().unwrap();
         assert!(x1 > x0 && y0 < 2.0 && y1 > 2.0);
+        let noisy = [record(0, 1.0, None), record(1, 1.0 + 1e-7, None)];
+        let ((_, _), (y0, y1)) = LineChart::from_histories(Metric::TrainLoss, [run("a", &noisy)])
+            .bounds()
+            .unwrap();
+        assert!(y1 - y0 >= 2e-4, "rounding noise is not stretched to the chart's height");
+        assert_ne!(axis_label(y0, (y0, y1)), axis_label(y1, (y0, y1)));
         let nan = [record(0, f64::NAN, None)];
         let only_mark = RunHistory {
             diverged_at: Some(0),
