@@ -47,3 +47,55 @@ export async function results(page) {
 export async function address(page) {
   return new URL(await page.evaluate(() => location.href));
 }
+
+/** The heaviest settings the Lab's controls allow (widest, deepest, largest batch, most micro-batches). */
+export const HEAVIEST = '?view=lab&scenario=sandbox&hidden=256-256-256-256&batch=512&n=256&lr=0.1&spf=50';
+
+/**
+ * Presses play, waits for a step in flight and lets the engine work on it `workMs` more, then
+ * clicks Pause with raw input (no waiting for
+ * the page to be idle) and measures, in the page, when the status first says paused. Returns
+ * the milliseconds from the click to that moment, the steps shown then, the steps once the
+ * engine has settled (the step in flight at the click may still finish; none may start), how
+ * long the first step took to start and how long the last one took to finish after the click.
+ */
+export async function measurePause(page, workMs) {
+  const play = page.getByTestId('play');
+  const box = await play.boundingBox();
+  await page.evaluate(() => {
+    const status = document.querySelector('[data-testid=status]');
+    const lab = document.querySelector('[data-testid=lab]');
+    window.pauseShown = undefined;
+    new MutationObserver((_, observer) => {
+      if (status.dataset.transport === 'paused') {
+        window.pauseShown = {
+          at: performance.timeOrigin + performance.now(),
+          steps: Number(lab.dataset.steps),
+          working: status.dataset.working === 'true',
+          text: status.textContent,
+        };
+        observer.disconnect();
+      }
+    }).observe(status, { attributes: true, attributeFilter: ['data-transport'] });
+  });
+  await play.click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'running');
+  // A step in flight (not only the decision boundaries drawn before the first one).
+  const playedAt = Date.now();
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'true', null, {
+    timeout: 300_000,
+  });
+  const startMs = Date.now() - playedAt;
+  await new Promise((resolve) => setTimeout(resolve, workMs));
+  const clickedAt = Date.now();
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  const shown = await page.waitForFunction(() => window.pauseShown, null, { timeout: 120_000 }).then((h) => h.jsonValue());
+  // Settled: the engine no longer works on the step that was in flight at the click.
+  const settledAt = Date.now();
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, {
+    timeout: 300_000,
+  });
+  const settled = await steps(page);
+  const finishMs = Date.now() - settledAt;
+  return { ms: shown.at - clickedAt, stepsAtPause: shown.steps, statusAtPause: shown.text, workingAtPause: shown.working, stepsSettled: settled, startMs, finishMs };
+}

@@ -70,11 +70,14 @@ pub enum Transport {
 impl Transport {
     /// The status line announced to screen readers: it changes when the state does, not on
     /// every step (the step counter beside it is not announced).
-    pub fn status(&self, steps: u64) -> Msg {
+    /// The status line after `steps` steps, `step_in_flight` while the engine still works on
+    /// a step begun before Pause (it finishes; none starts after it).
+    pub fn status(&self, steps: u64, step_in_flight: bool) -> Msg {
         match self {
             Transport::Preparing => Msg::new("status-preparing"),
             Transport::Idle => Msg::new("status-idle"),
             Transport::Running => Msg::new("status-running"),
+            Transport::Paused if step_in_flight => Msg::new("status-pausing").arg("step", steps + 1),
             Transport::Paused => Msg::new("status-paused").arg("step", steps),
             Transport::Finished => Msg::new("status-step-limit").arg("step", steps),
             Transport::Diverged => Msg::new("status-all-diverged").arg("step", steps),
@@ -519,16 +522,24 @@ mod tests {
     #[test]
     fn transport_status_names_the_step() {
         assert_eq!(
-            Transport::Running.status(7),
-            Transport::Running.status(8),
+            Transport::Running.status(7, true),
+            Transport::Running.status(8, true),
             "not re-announced per step"
         );
-        assert_eq!(Transport::Paused.status(7), Msg::new("status-paused").arg("step", 7));
+        assert_eq!(
+            Transport::Paused.status(7, false),
+            Msg::new("status-paused").arg("step", 7)
+        );
+        assert_eq!(
+            Transport::Paused.status(7, true),
+            Msg::new("status-pausing").arg("step", 8),
+            "the step begun before Pause is named while it finishes"
+        );
         assert!(!Transport::Finished.can_step());
         assert!(!Transport::Diverged.can_step(), "nothing is left to train");
         assert_eq!(Transport::Diverged.kind(), "diverged");
         assert_eq!(
-            Transport::Diverged.status(3),
+            Transport::Diverged.status(3, false),
             Msg::new("status-all-diverged").arg("step", 3)
         );
         assert!(Transport::Paused.can_step());

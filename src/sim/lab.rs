@@ -9,7 +9,7 @@ use super::metrics::{activation_memory, relative_distance, ActivationMemory, Run
 use super::model::{Layout, ModelSpec};
 use super::optim::{OptimizerSpec, ScheduleSpec};
 use super::real::Real;
-use super::reference::ReferenceEngine;
+use super::reference::{ReferenceEngine, StepCursor};
 use super::regime::{plan_step, MetricOps, RegimeSpec, StepPlan};
 use super::{ConfigError, SimError};
 
@@ -193,11 +193,63 @@ pub struct Lab<B> {
 /// The CPU reference lab at a given precision.
 pub type CpuLab<T> = Lab<ReferenceEngine<T>>;
 
+/// One optimizer step of every run of a [`CpuLab`], executed a phase at a time (see
+/// [`StepCursor`]): the browser's CPU engine gives the page its thread back between slices.
+#[derive(Debug)]
+pub struct SlicedStep {
+    work: Vec<Option<RunStepWork>>,
+    run: usize,
+    cursor: Option<StepCursor>,
+}
+
 impl<T: Real> Lab<ReferenceEngine<T>> {
     pub fn cpu(config: LabConfig) -> Result<Self, SimError> {
         Lab::new(config, |run, layout, params, buffers, dataset| {
             ReferenceEngine::new(layout, params, buffers, run.optimizer, &dataset.test)
         })
+    }
+
+    /// Starts the next optimizer step of every run; [`Self::continue_step`] executes it. Until
+    /// it completes, the lab's runs hold a step in progress: nothing else may use them.
+    pub fn start_step(&mut self) -> SlicedStep {
+        SlicedStep {
+            work: self.begin_step(),
+            run: 0,
+            cursor: None,
+        }
+    }
+
+    /// Executes phases of `step`, run after run, while `keep_going()` (asked after each phase)
+    /// says so; returns whether the step is complete (its records pushed, as [`Lab::step`]
+    /// would). The numbers are the same however the step is sliced.
+    pub fn continue_step(
+        &mut self,
+        step: &mut SlicedStep,
+        mut keep_going: impl FnMut() -> bool,
+    ) -> Result<bool, SimError> {
+        while step.run < self.runs.len() {
+            let Some(Some(work)) = step.work.get(step.run) else {
+                step.run += 1;
+                continue;
+            };
+            let backend = &mut self.runs[step.run].backend;
+            let cursor = match &mut step.cursor {
+                Some(cursor) => cursor,
+                None => step
+                    .cursor
+                    .insert(backend.begin_step(work.step, &work.plan, &work.batch)?),
+            };
+            if backend.run_phase(&work.plan, &work.batch, cursor)? {
+                step.run += 1;
+                step.cursor = None;
+            }
+            if step.run < self.runs.len() && !keep_going() {
+                return Ok(false);
+            }
+        }
+        let work = std::mem::take(&mut step.work);
+        self.end_step(&work)?;
+        Ok(true)
     }
 }
 
@@ -400,10 +452,15 @@ impl<B: TrainingBackend> Lab<B> {
                 run.backend.execute(work.step, &work.plan, &work.batch)?;
             }
         }
+        self.end_step(&work)
+    }
+
+    /// After every run has executed `work`: their records, divergence and parameter distances.
+    fn end_step(&mut self, work: &[Option<RunStepWork>]) -> Result<(), SimError> {
         let parameters = self
             .runs
             .iter()
-            .zip(&work)
+            .zip(work)
             .map(|(run, work)| match work {
                 Some(_) => run.backend.parameters(),
                 None => Ok(Vec::new()),
@@ -505,6 +562,42 @@ mod tests {
         let mut config = LabConfig::default();
         config.runs[0].label = label.into();
         config
+    }
+
+    /// Every scenario's lab stepped whole and a phase per call: the same records, parameters and
+    /// running statistics, bit for bit, and the sliced one really did give control back.
+    #[test]
+    fn a_step_executed_a_phase_at_a_time_gives_the_same_numbers() {
+        for scenario in Scenario::all() {
+            let mut whole = CpuLab::<f32>::cpu(scenario.config.clone()).expect("valid scenario");
+            let mut sliced = CpuLab::<f32>::cpu(scenario.config.clone()).expect("valid scenario");
+            let mut slices = 0;
+            for _ in 0..3 {
+                whole.step().expect("step");
+                let mut step = sliced.start_step();
+                loop {
+                    slices += 1;
+                    if sliced.continue_step(&mut step, || false).expect("slice") {
+                        break;
+                    }
+                }
+            }
+            let (hidden, runs) = (scenario.config.runs[0].model.hidden.len(), whole.runs().len());
+            assert!(
+                slices >= 3 * runs * (2 * hidden + 3),
+                "{}: {slices} slices for 3 steps of {runs} runs",
+                scenario.id
+            );
+            assert_eq!(sliced.steps_taken(), whole.steps_taken());
+            for (a, b) in whole.runs().iter().zip(sliced.runs()) {
+                assert_eq!(a.history, b.history, "{}: {}", scenario.id, a.spec.label);
+                assert_eq!(
+                    a.backend.parameters().expect("read"),
+                    b.backend.parameters().expect("read")
+                );
+                assert_eq!(a.backend.buffers().expect("read"), b.backend.buffers().expect("read"));
+            }
+        }
     }
 
     #[test]

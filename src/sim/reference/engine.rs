@@ -134,17 +134,18 @@ impl<T: Real> ReferenceEngine<T> {
     /// Forward pass over the workspace input; leaves logits and probabilities in the workspace and
     /// returns the summed cross-entropy.
     fn forward(&mut self, mode: Mode) -> T {
+        for l in 0..self.layout.hidden.len() {
+            self.forward_hidden(l, mode);
+        }
+        self.forward_output()
+    }
+
+    /// Hidden layer `l` of the forward pass (the layers below it done).
+    fn forward_hidden(&mut self, l: usize, mode: Mode) {
         let layout = &self.layout;
         let rows = self.ws.labels.len();
-        let Workspace {
-            input,
-            labels,
-            layers,
-            logits,
-            probs,
-            ..
-        } = &mut self.ws;
-        for (l, layer) in layout.hidden.iter().enumerate() {
+        let Workspace { input, layers, .. } = &mut self.ws;
+        if let Some(layer) = layout.hidden.get(l) {
             let (before, rest) = layers.split_at_mut(l);
             let x: &[T] = if l == 0 { input } else { &before[l - 1].a };
             let cache = &mut rest[0];
@@ -215,6 +216,21 @@ impl<T: Real> ReferenceEngine<T> {
                 forward::activation(layout.spec.activation, &cache.z[..n], &mut cache.a[..n]);
             }
         }
+    }
+
+    /// The output layer and the loss, after every hidden layer: leaves logits and probabilities
+    /// in the workspace and returns the summed cross-entropy.
+    fn forward_output(&mut self) -> T {
+        let layout = &self.layout;
+        let rows = self.ws.labels.len();
+        let Workspace {
+            input,
+            labels,
+            layers,
+            logits,
+            probs,
+            ..
+        } = &mut self.ws;
         let classes = layout.classes;
         ensure_len(logits, rows * classes);
         ensure_len(probs, rows * classes);
@@ -233,6 +249,15 @@ impl<T: Real> ReferenceEngine<T> {
 
     /// Backward of `item_weight * sum CE` after a training-mode forward; adds into `target`.
     fn backward(&mut self, item_weight: T, target: GradTarget) {
+        self.backward_output(item_weight, target);
+        for l in (0..self.layout.hidden.len()).rev() {
+            self.backward_hidden(l, target);
+        }
+    }
+
+    /// The loss and output layer of the backward pass: leaves the last hidden layer's output
+    /// gradient in the workspace.
+    fn backward_output(&mut self, item_weight: T, target: GradTarget) {
         let layout = &self.layout;
         let rows = self.ws.labels.len();
         let grads = match target {
@@ -246,8 +271,6 @@ impl<T: Real> ReferenceEngine<T> {
             probs,
             dlogits,
             da,
-            du,
-            dz,
             ..
         } = &mut self.ws;
         let classes = layout.classes;
@@ -269,7 +292,26 @@ impl<T: Real> ReferenceEngine<T> {
                 Some(&mut da[..]),
             );
         }
-        for (l, layer) in layout.hidden.iter().enumerate().rev() {
+    }
+
+    /// Hidden layer `l` of the backward pass (the layers above it done): adds its parameter
+    /// gradients into `target` and leaves its input's gradient in the workspace.
+    fn backward_hidden(&mut self, l: usize, target: GradTarget) {
+        let layout = &self.layout;
+        let rows = self.ws.labels.len();
+        let grads = match target {
+            GradTarget::Training => &mut self.grads,
+            GradTarget::Reference => &mut self.reference,
+        };
+        let Workspace {
+            input,
+            layers,
+            da,
+            du,
+            dz,
+            ..
+        } = &mut self.ws;
+        if let Some(layer) = layout.hidden.get(l) {
             let w = layer.width;
             let n = rows * w;
             let cache = &layers[l];
@@ -329,22 +371,26 @@ impl<T: Real> ReferenceEngine<T> {
 
     /// Mean test loss and accuracy, in evaluation mode.
     pub fn evaluate(&mut self) -> (f64, f64) {
-        let inputs = std::mem::take(&mut self.test_inputs);
-        let labels = std::mem::take(&mut self.test_labels);
         self.ws.input.clear();
-        self.ws.input.extend_from_slice(&inputs);
+        self.ws.input.extend_from_slice(&self.test_inputs);
         self.ws.labels.clear();
-        self.ws.labels.extend_from_slice(&labels);
-        let loss = self.forward(Mode::Eval).to_f64() / labels.len().max(1) as f64;
+        self.ws.labels.extend_from_slice(&self.test_labels);
+        let loss = self.forward(Mode::Eval);
+        self.test_metrics(loss)
+    }
+
+    /// Mean loss and accuracy over the test set from an evaluation-mode forward pass over it
+    /// (`loss_sum` its summed cross-entropy, the probabilities in the workspace).
+    fn test_metrics(&self, loss_sum: T) -> (f64, f64) {
         let classes = self.layout.classes;
-        let correct = labels
+        let count = self.test_labels.len().max(1) as f64;
+        let correct = self
+            .test_labels
             .iter()
             .enumerate()
             .filter(|&(i, &label)| argmax(&self.ws.probs[i * classes..(i + 1) * classes]) == label as usize)
             .count();
-        self.test_inputs = inputs;
-        self.test_labels = labels;
-        (loss, correct as f64 / self.test_labels.len().max(1) as f64)
+        (loss_sum.to_f64() / count, correct as f64 / count)
     }
 
     /// Forward and backward of a set of items with a given per-item loss weight, adding into the
@@ -379,6 +425,178 @@ impl<T: Real> ReferenceEngine<T> {
     }
 }
 
+/// How far a step executed phase by phase has got: the next operation of the plan and, within a
+/// forward or backward pass, the next layer. The browser's CPU engine runs a step a few phases
+/// at a time and gives the page its thread back in between; natively a step runs all at once.
+#[derive(Debug, Clone)]
+pub struct StepCursor {
+    op: usize,
+    phase: usize,
+    record: StepRecord,
+    loss_sum: f64,
+}
+
+/// What a pass over a set of items is for.
+#[derive(Debug, Clone, Copy)]
+enum Pass {
+    Reference,
+    Accumulate { micro_batch: usize, item_weight: f64 },
+    Evaluate,
+}
+
+impl<T: Real> ReferenceEngine<T> {
+    /// Starts executing `plan` on `batch` as step `step`; [`Self::run_phase`] does the work.
+    pub fn begin_step(&self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<StepCursor, SimError> {
+        batch.check(&self.layout)?;
+        Ok(StepCursor {
+            op: 0,
+            phase: 0,
+            record: StepRecord {
+                step,
+                learning_rate: plan.learning_rate,
+                ..StepRecord::default()
+            },
+            loss_sum: 0.0,
+        })
+    }
+
+    /// Runs the next phase of the step (an operation, or one layer of a pass over items: at most
+    /// one layer's matrix product) and returns whether the step is complete, its record stored.
+    /// The same phases in the same order as one [`TrainingBackend::execute`], so the numbers are
+    /// the same however the step is sliced.
+    pub fn run_phase(&mut self, plan: &StepPlan, batch: &StepBatch, cursor: &mut StepCursor) -> Result<bool, SimError> {
+        let Some(&op) = plan.ops.get(cursor.op) else {
+            return Ok(self.finish_step(cursor));
+        };
+        let pass = match op {
+            Op::ReferenceGradient => Some(Pass::Reference),
+            Op::Accumulate {
+                micro_batch,
+                item_weight,
+            } => Some(Pass::Accumulate {
+                micro_batch,
+                item_weight,
+            }),
+            Op::Evaluate => Some(Pass::Evaluate),
+            Op::ZeroGrad => {
+                self.zero_grad();
+                None
+            }
+            Op::ClipGradNorm { max_norm } => {
+                clip_by_global_norm(&mut self.grads, max_norm);
+                None
+            }
+            Op::RecordGradient => {
+                cursor.record.grad_norm = global_norm(&self.grads).to_f64();
+                if self.has_reference {
+                    let (relative, cosine) = compare_gradients(&to_f64(&self.grads), &to_f64(&self.reference));
+                    cursor.record.grad_relative_error = Some(relative);
+                    cursor.record.grad_cosine = Some(cosine);
+                }
+                None
+            }
+            Op::OptimizerStep { learning_rate } => {
+                self.optimizer.step(&mut self.params, &self.grads, learning_rate);
+                None
+            }
+        };
+        let op_done = match pass {
+            Some(pass) => self.pass_phase(pass, batch, cursor)?,
+            None => true,
+        };
+        if op_done {
+            cursor.op += 1;
+            cursor.phase = 0;
+            if cursor.op == plan.ops.len() {
+                return Ok(self.finish_step(cursor));
+            }
+        } else {
+            cursor.phase += 1;
+        }
+        Ok(false)
+    }
+
+    /// Phase `cursor.phase` of a pass: the hidden layers forward, the output and loss, then (when
+    /// training) the output layer and the hidden layers backward. Returns whether the pass is done.
+    fn pass_phase(&mut self, pass: Pass, batch: &StepBatch, cursor: &mut StepCursor) -> Result<bool, SimError> {
+        let hidden = self.layout.hidden.len();
+        let phase = cursor.phase;
+        let mode = match pass {
+            Pass::Reference => Mode::Train {
+                update_running_stats: false,
+            },
+            Pass::Accumulate { .. } => Mode::Train {
+                update_running_stats: true,
+            },
+            Pass::Evaluate => Mode::Eval,
+        };
+        if phase == 0 {
+            match pass {
+                Pass::Reference => {
+                    self.reference.fill(T::ZERO);
+                    self.load(&batch.inputs, &batch.labels);
+                }
+                Pass::Accumulate { micro_batch, .. } => {
+                    let d = self.layout.input_dim;
+                    let rows = batch.micro_batch(micro_batch)?;
+                    self.load(&batch.inputs[rows.start * d..rows.end * d], &batch.labels[rows]);
+                }
+                Pass::Evaluate => {
+                    self.ws.input.clear();
+                    self.ws.input.extend_from_slice(&self.test_inputs);
+                    self.ws.labels.clear();
+                    self.ws.labels.extend_from_slice(&self.test_labels);
+                }
+            }
+        }
+        if phase < hidden {
+            self.forward_hidden(phase, mode);
+            return Ok(false);
+        }
+        if phase == hidden {
+            let loss = self.forward_output();
+            match pass {
+                Pass::Reference => {}
+                Pass::Accumulate { .. } => {
+                    cursor.loss_sum += loss.to_f64();
+                    cursor.record.items += self.ws.labels.len();
+                }
+                Pass::Evaluate => {
+                    let (loss, accuracy) = self.test_metrics(loss);
+                    cursor.record.test_loss = Some(loss);
+                    cursor.record.test_accuracy = Some(accuracy);
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        let (weight, target) = match pass {
+            Pass::Reference => (T::ONE / T::from_usize(batch.item_count().max(1)), GradTarget::Reference),
+            Pass::Accumulate { item_weight, .. } => (T::from_f64(item_weight), GradTarget::Training),
+            Pass::Evaluate => return Ok(true),
+        };
+        if phase == hidden + 1 {
+            self.backward_output(weight, target);
+        } else {
+            self.backward_hidden(2 * hidden + 1 - phase, target);
+        }
+        let done = phase == 2 * hidden + 1;
+        if done && matches!(pass, Pass::Reference) {
+            self.has_reference = true;
+        }
+        Ok(done)
+    }
+
+    /// Stores the finished step's record.
+    fn finish_step(&mut self, cursor: &mut StepCursor) -> bool {
+        self.has_reference = false;
+        let mut record = std::mem::take(&mut cursor.record);
+        record.train_loss = cursor.loss_sum / record.items.max(1) as f64;
+        self.records.push(record);
+        true
+    }
+}
+
 fn argmax<T: Real>(values: &[T]) -> usize {
     let mut best = 0;
     for (i, &v) in values.iter().enumerate() {
@@ -395,63 +613,8 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
     }
 
     fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError> {
-        batch.check(&self.layout)?;
-        let d = self.layout.input_dim;
-        let mut record = StepRecord {
-            step,
-            learning_rate: plan.learning_rate,
-            ..StepRecord::default()
-        };
-        let mut loss_sum = 0.0;
-        for op in &plan.ops {
-            match *op {
-                Op::ReferenceGradient => {
-                    self.reference.fill(T::ZERO);
-                    self.load(&batch.inputs, &batch.labels);
-                    self.forward(Mode::Train {
-                        update_running_stats: false,
-                    });
-                    let weight = T::ONE / T::from_usize(batch.item_count().max(1));
-                    self.backward(weight, GradTarget::Reference);
-                    self.has_reference = true;
-                }
-                Op::ZeroGrad => self.zero_grad(),
-                Op::Accumulate {
-                    micro_batch,
-                    item_weight,
-                } => {
-                    let rows = batch.micro_batch(micro_batch)?;
-                    loss_sum += self.accumulate_items(
-                        &batch.inputs[rows.start * d..rows.end * d],
-                        &batch.labels[rows.clone()],
-                        item_weight,
-                    );
-                    record.items += rows.len();
-                }
-                Op::ClipGradNorm { max_norm } => {
-                    clip_by_global_norm(&mut self.grads, max_norm);
-                }
-                Op::RecordGradient => {
-                    record.grad_norm = global_norm(&self.grads).to_f64();
-                    if self.has_reference {
-                        let (relative, cosine) = compare_gradients(&to_f64(&self.grads), &to_f64(&self.reference));
-                        record.grad_relative_error = Some(relative);
-                        record.grad_cosine = Some(cosine);
-                    }
-                }
-                Op::OptimizerStep { learning_rate } => {
-                    self.optimizer.step(&mut self.params, &self.grads, learning_rate);
-                }
-                Op::Evaluate => {
-                    let (loss, accuracy) = self.evaluate();
-                    record.test_loss = Some(loss);
-                    record.test_accuracy = Some(accuracy);
-                }
-            }
-        }
-        self.has_reference = false;
-        record.train_loss = loss_sum / record.items.max(1) as f64;
-        self.records.push(record);
+        let mut cursor = self.begin_step(step, plan, batch)?;
+        while !self.run_phase(plan, batch, &mut cursor)? {}
         Ok(())
     }
 

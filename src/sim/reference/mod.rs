@@ -4,4 +4,4 @@ pub mod backward;
 mod engine;
 pub mod forward;
 
-pub use engine::ReferenceEngine;
+pub use engine::{ReferenceEngine, StepCursor};

@@ -1,7 +1,14 @@
 //! The one task that owns the engine. It waits for commands while paused and, while playing,
 //! trains per animation frame as many steps as fit the frame's time budget (at most `steps per
-//! frame`), so commands take effect within a frame and it stops by itself in a hidden tab.
+//! frame`); it stops by itself in a hidden tab. Commands are handled while the engine works
+//! (the CPU engine yields every few milliseconds, the GPU while its results are on the way):
+//! Pause shows at once and no step starts after it, and a Reset cancels the work.
 //! When WebGPU fails it says so once and continues on the CPU engine from the same step.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
 
 use futures_channel::mpsc::{TryRecvError, UnboundedReceiver};
 use leptos::prelude::*;
@@ -48,6 +55,8 @@ pub struct LabSignals {
     pub engine_notice: RwSignal<Option<Msg>>,
     pub boundaries: RwSignal<Vec<Option<DecisionBoundary>>>,
     pub first_step_ms: RwSignal<Option<f64>>,
+    /// Whether the engine is working on steps (they may finish after Pause).
+    pub working: RwSignal<bool>,
     pub steps_per_frame: RwSignal<u32>,
 }
 
@@ -88,6 +97,9 @@ async fn open_gpu(signals: LabSignals, force_cpu: bool) -> Option<GpuContext> {
 }
 
 async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Result<(), TrainError> {
+    if trainer.step_in_progress() {
+        return Ok(());
+    }
     let points = trainer.training_points();
     let stride = (points.len() / BOUNDARY_POINTS).max(1);
     let shown: Vec<_> = points.iter().step_by(stride).copied().collect();
@@ -131,10 +143,80 @@ async fn fall_back(
     let mut trainer = Trainer::build(config, None)?;
     while trainer.steps_taken() < steps {
         let chunk = (steps - trainer.steps_taken()).min(5);
-        trainer.advance(chunk).await?;
+        trainer.advance(chunk, &|| true).await?;
     }
     signals.view.set(trainer.view(labels.to_vec()));
     Ok(trainer)
+}
+
+/// What commands change while the engine works (cells: the work reads them as they change).
+#[derive(Default)]
+struct Playback {
+    playing: Cell<bool>,
+    single_steps: Cell<u32>,
+}
+
+impl Playback {
+    fn busy(&self) -> bool {
+        self.playing.get() || self.single_steps.get() > 0
+    }
+
+    fn stop(&self) {
+        self.playing.set(false);
+        self.single_steps.set(0);
+    }
+
+    /// Applies Play, Pause or Step; returns a Reset's experiment, which the caller starts.
+    fn apply(&self, command: Command, signals: LabSignals) -> Option<(LabConfig, Vec<String>)> {
+        match command {
+            Command::Reset { config, labels } => return Some((config, labels)),
+            Command::Play => {
+                self.playing.set(true);
+                signals.transport.set(Transport::Running);
+            }
+            Command::Pause => {
+                self.playing.set(false);
+                signals.transport.set(Transport::Paused);
+            }
+            Command::Step => self.single_steps.set(self.single_steps.get().saturating_add(1)),
+        }
+        None
+    }
+}
+
+/// Why work ended before it finished.
+enum Interrupted {
+    Reset(LabConfig, Vec<String>),
+    /// The page is gone.
+    Closed,
+}
+
+/// Runs `work` to its end while applying the commands that arrive meanwhile; a Reset cancels
+/// the work (a CPU step in progress stays resumable) and is returned.
+async fn handling_commands<T>(
+    work: impl Future<Output = T>,
+    commands: &mut UnboundedReceiver<Command>,
+    playback: &Playback,
+    signals: LabSignals,
+) -> Result<T, Interrupted> {
+    let mut work = pin!(work);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        loop {
+            match pin!(commands.recv()).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => return Poll::Ready(Err(Interrupted::Closed)),
+                Poll::Ready(Ok(command)) => {
+                    if let Some((config, labels)) = playback.apply(command, signals) {
+                        return Poll::Ready(Err(Interrupted::Reset(config, labels)));
+                    }
+                }
+            }
+        }
+    })
+    .await
 }
 
 pub async fn run(
@@ -146,13 +228,46 @@ pub async fn run(
     let mut context = open_gpu(signals, force_cpu).await;
     let mut trainer: Option<Trainer> = None;
     let mut current: Option<(LabConfig, Vec<String>)> = None;
-    let (mut playing, mut single_steps) = (false, 0u32);
+    let playback = Playback::default();
     let mut last_boundary_ms = f64::MIN;
     let mut simulated_loss_done = false;
     let mut budget = FrameBudget::default();
+    // A Reset that arrived while the engine worked, started before anything else.
+    let mut reset: Option<(LabConfig, Vec<String>)> = None;
     loop {
-        let busy = playing || single_steps > 0;
-        let command = if busy {
+        if let Some((config, labels)) = reset.take() {
+            playback.stop();
+            budget = FrameBudget::default();
+            match Trainer::build(&config, context.as_ref()) {
+                Ok(mut built) => {
+                    signals.view.set(built.view(labels.clone()));
+                    signals.boundaries.set(Vec::new());
+                    signals.transport.set(Transport::Idle);
+                    current = Some((config, labels));
+                    let refreshed = handling_commands(
+                        refresh_boundaries(&mut built, signals),
+                        &mut commands,
+                        &playback,
+                        signals,
+                    )
+                    .await;
+                    trainer = Some(built);
+                    match refreshed {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => web_sys::console::warn_1(&e.to_string().into()),
+                        Err(Interrupted::Reset(config, labels)) => reset = Some((config, labels)),
+                        Err(Interrupted::Closed) => return,
+                    }
+                }
+                Err(e) => {
+                    trainer = None;
+                    current = None;
+                    signals.transport.set(Transport::Failed(text(e)));
+                }
+            }
+            continue;
+        }
+        let command = if playback.busy() {
             match commands.try_recv() {
                 Ok(command) => Some(command),
                 Err(TryRecvError::Closed) => return,
@@ -164,58 +279,27 @@ pub async fn run(
                 Err(_) => return,
             }
         };
-        match command {
-            Some(Command::Reset { config, labels }) => {
-                playing = false;
-                single_steps = 0;
-                budget = FrameBudget::default();
-                match Trainer::build(&config, context.as_ref()) {
-                    Ok(built) => {
-                        signals.view.set(built.view(labels.clone()));
-                        signals.boundaries.set(Vec::new());
-                        signals.transport.set(Transport::Idle);
-                        let mut built = built;
-                        if let Err(e) = refresh_boundaries(&mut built, signals).await {
-                            web_sys::console::warn_1(&e.to_string().into());
-                        }
-                        trainer = Some(built);
-                        current = Some((config, labels));
-                    }
-                    Err(e) => {
-                        trainer = None;
-                        signals.transport.set(Transport::Failed(text(e)));
-                    }
-                }
+        if let Some(command) = command {
+            reset = playback.apply(command, signals);
+            if reset.is_some() {
                 continue;
             }
-            Some(Command::Play) => {
-                playing = true;
-                signals.transport.set(Transport::Running);
-            }
-            Some(Command::Pause) => {
-                playing = false;
-                signals.transport.set(Transport::Paused);
-            }
-            Some(Command::Step) => single_steps += 1,
-            None => {}
         }
         let (Some(engine), Some((config, labels))) = (trainer.as_mut(), current.as_ref()) else {
-            playing = false;
-            single_steps = 0;
+            playback.stop();
             continue;
         };
-        if !(playing || single_steps > 0) {
+        if !playback.busy() {
             continue;
         }
         let remaining = MAX_LAB_STEPS.saturating_sub(engine.steps_taken());
-        let steps = if playing {
+        let steps = if playback.playing.get() {
             budget.steps(u64::from(signals.steps_per_frame.get_untracked().max(1)).min(remaining))
         } else {
             1.min(remaining)
         };
         if steps == 0 {
-            playing = false;
-            single_steps = 0;
+            playback.stop();
             signals.transport.set(Transport::Finished);
             continue;
         }
@@ -227,10 +311,23 @@ pub async fn run(
             }
         }
         let before = engine.steps_taken();
+        let single_step = !playback.playing.get();
         let started_ms = browser::now_ms();
-        match engine.advance(steps).await {
-            Ok(()) => budget.record(steps, browser::now_ms() - started_ms),
-            Err(TrainError::Gpu(error)) => {
+        // A step started while playing stops the frame's work once Pause arrives.
+        let keep_going = || single_step || playback.playing.get();
+        signals.working.set(true);
+        let advanced = handling_commands(engine.advance(steps, &keep_going), &mut commands, &playback, signals).await;
+        if !matches!(advanced, Ok(Ok(_))) {
+            signals.working.set(false);
+        }
+        match advanced {
+            Ok(Ok(taken)) => budget.record(taken, browser::now_ms() - started_ms),
+            Err(Interrupted::Reset(config, labels)) => {
+                reset = Some((config, labels));
+                continue;
+            }
+            Err(Interrupted::Closed) => return,
+            Ok(Err(TrainError::Gpu(error))) => {
                 context = None;
                 let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
                 signals.engine.set(EngineBadge::Cpu(Some(reason)));
@@ -243,16 +340,15 @@ pub async fn run(
                         continue;
                     }
                     Err(e) => {
-                        playing = false;
+                        playback.stop();
                         trainer = None;
                         signals.transport.set(Transport::Failed(text(e)));
                         continue;
                     }
                 }
             }
-            Err(error) => {
-                playing = false;
-                single_steps = 0;
+            Ok(Err(error)) => {
+                playback.stop();
                 signals.transport.set(Transport::Failed(text(error)));
                 continue;
             }
@@ -260,26 +356,34 @@ pub async fn run(
         signals.view.update(|v| {
             engine.sync(v);
         });
+        signals.working.set(false);
         if signals.first_step_ms.get_untracked().is_none() {
             signals.first_step_ms.set(Some(browser::now_ms()));
         }
-        if !playing {
-            single_steps = single_steps.saturating_sub(1);
+        if single_step {
+            playback.single_steps.set(playback.single_steps.get().saturating_sub(1));
+        }
+        if !playback.playing.get() {
             signals.transport.set(Transport::Paused);
         }
         let now = browser::now_ms();
-        if !playing || now - last_boundary_ms > BOUNDARY_INTERVAL_MS {
+        if !playback.playing.get() || now - last_boundary_ms > BOUNDARY_INTERVAL_MS {
             last_boundary_ms = now;
-            if let Err(e) = refresh_boundaries(engine, signals).await {
-                web_sys::console::warn_1(&e.to_string().into());
+            match handling_commands(refresh_boundaries(engine, signals), &mut commands, &playback, signals).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => web_sys::console::warn_1(&e.to_string().into()),
+                Err(Interrupted::Reset(config, labels)) => {
+                    reset = Some((config, labels));
+                    continue;
+                }
+                Err(Interrupted::Closed) => return,
             }
         }
         if engine.steps_taken() >= MAX_LAB_STEPS {
-            playing = false;
+            playback.stop();
             signals.transport.set(Transport::Finished);
         } else if engine.all_diverged() {
-            playing = false;
-            single_steps = 0;
+            playback.stop();
             signals.transport.set(Transport::Diverged);
         }
         // Training waits while the tab is hidden (animation frames stop there too).

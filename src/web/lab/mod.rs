@@ -220,6 +220,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         engine_notice: RwSignal::new(None),
         boundaries: RwSignal::new(Vec::<Option<DecisionBoundary>>::new()),
         first_step_ms: RwSignal::new(None),
+        working: RwSignal::new(false),
         steps_per_frame: RwSignal::new(options.controls.steps_per_frame),
     };
     let (resized, set_resized) = signal(0u32);
@@ -336,7 +337,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             send(Command::Play);
         }
     };
-    let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps))));
+    let working = signals.working;
+    let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps), working.get())));
     let steps = move || signals.view.with(|v| v.steps);
 
     let chart = |metric: Metric| {
@@ -419,7 +421,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                 <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
             </div>
             <p class="status" role="status" aria-live="polite" data-testid="status"
-                data-transport=move || transport.with(Transport::kind)>{status}</p>
+                data-transport=move || transport.with(Transport::kind)
+                data-working=move || working.get().to_string()>{status}</p>
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">

@@ -1,22 +1,28 @@
 //! The engine behind the Lab page: the GPU lab when WebGPU works, the CPU reference (f32, the
-//! GPU's precision) otherwise. Everything here is async and yields to the browser; nothing blocks.
+//! GPU's precision) otherwise. Everything here is async and yields to the browser; nothing blocks:
+//! the CPU engine gives the page its thread back at least every few milliseconds, even inside an
+//! optimizer step (it runs a step one layer of one pass at a time).
 
 use crate::gpu::context::GpuContext;
 use crate::gpu::lab::GpuLab;
 use crate::gpu::GpuError;
 use crate::lab_state::session::LabView;
 use crate::sim::backend::TrainingBackend;
-use crate::sim::lab::{CpuLab, Lab, LabConfig};
+use crate::sim::lab::{CpuLab, Lab, LabConfig, SlicedStep};
 use crate::sim::SimError;
 
 use super::super::browser;
 
 /// CPU work runs in slices of about this many milliseconds between yields to the browser.
 const CPU_SLICE_MS: f64 = 12.0;
+/// Decision-boundary points the CPU engine predicts between yields (a few rows of the grid).
+const CPU_PREDICT_POINTS: usize = 112;
 
 pub enum Trainer {
     Gpu(GpuLab),
-    Cpu(CpuLab<f32>),
+    /// The CPU lab and the step it is in the middle of, if any (a step whose work was
+    /// cancelled is resumed by the next `advance`).
+    Cpu(CpuLab<f32>, Option<SlicedStep>),
 }
 
 /// Why a step failed: the GPU (the page falls back to the CPU) or the experiment itself.
@@ -46,8 +52,13 @@ impl Trainer {
             };
         }
         CpuLab::<f32>::cpu(config.clone())
-            .map(Trainer::Cpu)
+            .map(|lab| Trainer::Cpu(lab, None))
             .map_err(TrainError::Sim)
+    }
+
+    /// Whether the CPU engine is in the middle of a step (its work was cancelled).
+    pub fn step_in_progress(&self) -> bool {
+        matches!(self, Trainer::Cpu(_, Some(_)))
     }
 
     pub fn is_gpu(&self) -> bool {
@@ -57,21 +68,21 @@ impl Trainer {
     pub fn steps_taken(&self) -> u64 {
         match self {
             Trainer::Gpu(g) => g.lab().steps_taken(),
-            Trainer::Cpu(c) => c.steps_taken(),
+            Trainer::Cpu(c, _) => c.steps_taken(),
         }
     }
 
     pub fn view(&self, labels: Vec<String>) -> LabView {
         match self {
             Trainer::Gpu(g) => LabView::new(g.lab(), labels, g.activation_bytes(), true),
-            Trainer::Cpu(c) => LabView::new(c, labels, Vec::new(), false),
+            Trainer::Cpu(c, _) => LabView::new(c, labels, Vec::new(), false),
         }
     }
 
     pub fn sync(&self, view: &mut LabView) -> u64 {
         match self {
             Trainer::Gpu(g) => view.sync(g.lab()),
-            Trainer::Cpu(c) => view.sync(c),
+            Trainer::Cpu(c, _) => view.sync(c),
         }
     }
 
@@ -87,31 +98,46 @@ impl Trainer {
         }
         match self {
             Trainer::Gpu(g) => points(g.lab()),
-            Trainer::Cpu(c) => points(c),
+            Trainer::Cpu(c, _) => points(c),
         }
     }
 
     pub fn classes(&self) -> usize {
         match self {
             Trainer::Gpu(g) => g.lab().dataset().classes,
-            Trainer::Cpu(c) => c.dataset().classes,
+            Trainer::Cpu(c, _) => c.dataset().classes,
         }
     }
 
-    /// `steps` optimizer steps of every run.
-    pub async fn advance(&mut self, steps: u64) -> Result<(), TrainError> {
+    /// Up to `steps` optimizer steps of every run, fewer when `keep_going()` (asked after each
+    /// step) says stop; returns how many were taken. The GPU submits them all at once.
+    pub async fn advance(&mut self, steps: u64, keep_going: &dyn Fn() -> bool) -> Result<u64, TrainError> {
         match self {
-            Trainer::Gpu(g) => g.advance(steps).await.map_err(TrainError::Gpu),
-            Trainer::Cpu(c) => {
+            Trainer::Gpu(g) => {
+                g.advance(steps).await.map_err(TrainError::Gpu)?;
+                Ok(steps)
+            }
+            Trainer::Cpu(c, in_progress) => {
                 let mut slice_start = browser::now_ms();
-                for _ in 0..steps {
-                    c.step().map_err(TrainError::Sim)?;
-                    if browser::now_ms() - slice_start > CPU_SLICE_MS {
+                let mut taken = 0;
+                while taken < steps {
+                    let step = in_progress.get_or_insert_with(|| c.start_step());
+                    let complete = c
+                        .continue_step(step, || browser::now_ms() - slice_start < CPU_SLICE_MS)
+                        .map_err(TrainError::Sim)?;
+                    if complete {
+                        *in_progress = None;
+                        taken += 1;
+                        if !keep_going() {
+                            break;
+                        }
+                    }
+                    if browser::now_ms() - slice_start >= CPU_SLICE_MS {
                         browser::yield_now().await;
                         slice_start = browser::now_ms();
                     }
                 }
-                Ok(())
+                Ok(taken)
             }
         }
     }
@@ -120,7 +146,7 @@ impl Trainer {
     pub fn all_diverged(&self) -> bool {
         match self {
             Trainer::Gpu(g) => g.lab().all_diverged(),
-            Trainer::Cpu(c) => c.all_diverged(),
+            Trainer::Cpu(c, _) => c.all_diverged(),
         }
     }
 
@@ -138,14 +164,23 @@ impl Trainer {
                     });
                 }
             }
-            Trainer::Cpu(c) => {
+            Trainer::Cpu(c, in_progress) => {
+                if in_progress.is_some() {
+                    // The runs' workspaces hold a step in progress: no run can predict until it
+                    // ends, so each keeps its last boundary.
+                    return Ok(vec![None; c.runs().len()]);
+                }
                 for run in c.runs_mut() {
-                    out.push(if run.diverged_at.is_some() {
-                        None
-                    } else {
-                        Some(run.backend.predict(points).map_err(TrainError::Sim)?)
-                    });
-                    browser::yield_now().await;
+                    if run.diverged_at.is_some() {
+                        out.push(None);
+                        continue;
+                    }
+                    let mut probabilities = Vec::with_capacity(points.len() / 2 * run.layout.classes);
+                    for chunk in points.chunks(2 * CPU_PREDICT_POINTS) {
+                        probabilities.extend(run.backend.predict(chunk).map_err(TrainError::Sim)?);
+                        browser::yield_now().await;
+                    }
+                    out.push(Some(probabilities));
                 }
             }
         }
@@ -165,7 +200,7 @@ impl Trainer {
                     });
                 }
             }
-            Trainer::Cpu(c) => {
+            Trainer::Cpu(c, _) => {
                 for run in c.runs() {
                     out.push(if run.layout.buffer_count > 0 {
                         Some(run.backend.buffers().map_err(TrainError::Sim)?)
