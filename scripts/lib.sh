@@ -8,7 +8,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 TRUNK_VERSION_PREFIX="trunk 0.21."
 TRUNK_REQUIREMENT="~0.21"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+say() { printf '\033[1m==> [%s] %s\033[0m\n' "$(date -u +%H:%M:%S)" "$*"; }
 
 # The wasm-bindgen CLI must equal the crate version pinned in Cargo.toml / Cargo.lock.
 wasm_bindgen_version() {

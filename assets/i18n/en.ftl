@@ -27,7 +27,7 @@ scenario-scaling_adam-explanation = The same three runs with Adam. Adam divides 
 scenario-scaling_adam-notice = Notice: with Adam the unscaled run stays close to the other two, while with SGD it did not.
 scenario-norms-title = BatchNorm vs LayerNorm vs GroupNorm under accumulation
 scenario-norms-explanation = BatchNorm normalizes with the mean and variance of the examples in the batch it sees. With accumulation it sees one micro-batch at a time, so its statistics (and therefore its gradient) differ from the full batch's. LayerNorm and GroupNorm normalize each example on its own, so accumulation gives the full-batch gradient.
-scenario-norms-notice = Notice: BatchNorm's gradient error is far above LayerNorm's and GroupNorm's, which sit at float precision; its running statistics are updated once per micro-batch, 4 times per optimizer step.
+scenario-norms-notice = Notice: BatchNorm's gradient error is far above LayerNorm's and GroupNorm's, which are exactly 0 on the CPU engine and at float rounding (about 1e-7) on WebGPU; its running statistics are updated once per micro-batch, 4 times per optimizer step.
 scenario-variable_length-title = Variable-length sequences
 scenario-variable_length-explanation = Each example is a sequence whose tokens each have a loss, and sequences differ in length. Averaging per micro-batch and then averaging those means weighs a token in a short micro-batch more than one in a long micro-batch. Dividing the summed loss by the total number of tokens in the whole batch gives every token the same weight, as the full batch does.
 scenario-variable_length-notice = Notice: "mean of means" has a clear gradient error; "/ total tokens" matches the full batch.
@@ -39,7 +39,10 @@ scenario-memory-explanation = Accumulation trades time for memory: the forward a
 scenario-memory-notice = Notice: the training curves are the same for all three runs, while the activation memory falls with N.
 scenario-sandbox-title = Sandbox
 scenario-sandbox-explanation = Choose the data, the network, the optimizer, B and N yourself. Three runs train side by side: the full batch, N accumulated micro-batches with the loss scaled by 1/N, and the same without the scaling.
-scenario-sandbox-notice = Notice: with the loss scaled by 1/N the accumulated run matches the full batch for every setting here, except with BatchNorm.
+scenario-sandbox-notice = Notice: loss / N matches the full batch when the micro-batches hold equal numbers of items and no BatchNorm normalizes them separately; the unscaled gradient is N times too large.
+scenario-sandbox-notice-matches = Notice: with these settings the loss / { $n } run must match the full batch (equal micro-batches, no BatchNorm), and the unscaled run's gradient is { $n } times too large.
+scenario-sandbox-notice-batch-norm = Notice: with BatchNorm the loss / { $n } run cannot match the full batch: each micro-batch is normalized with its own mean and variance.
+scenario-sandbox-notice-variable-items = Notice: with variable-length sequences the micro-batches hold different numbers of tokens, so loss / { $n } is a mean of means and misses the full batch; dividing by the total token count would match (see the variable-length scenario).
 
 ## Runs
 run-full-batch = full batch
@@ -133,8 +136,11 @@ results-grad-norm = gradient norm
 results-accuracy = test accuracy
 results-none = not measured
 results-empty = No steps yet.
-results-match = The full-batch and accumulated (loss / N) losses agree to the 6 digits shown.
-results-differ = The full-batch and accumulated (loss / N) losses differ at the 6 digits shown.
+results-match-exact = { $full } and { $accumulated }: the same loss, to the last bit, as the maths says.
+results-match-rounding = { $full } and { $accumulated }: equal up to float rounding; the losses are { $difference } apart (relative), what two summation orders in f32 give.
+results-differ = { $full } and { $accumulated }: the losses differ by { $difference } (relative), more than float rounding explains.
+results-grad-ratio = (gradient x{ $ratio } the full batch's)
+results-ratio-note = A relative error of N − 1 with a cosine of 1 means a gradient N times the full batch's: |N·g − g| / |g| = N − 1.
 results-no-agreement = No agreement to report: { $run } diverged at step { $step } (its loss, gradient or parameters became NaN or infinite).
 results-diverged-at = Diverged at step { $step }: a loss, gradient or parameter became NaN or infinite, so this run stopped training there.
 running-stats-title = BatchNorm running statistics

@@ -27,7 +27,7 @@ scenario-scaling_adam-explanation = Las mismas tres ejecuciones con Adam. Adam d
 scenario-scaling_adam-notice = Observa: con Adam la ejecución sin escalar se mantiene cerca de las otras dos, mientras que con SGD no.
 scenario-norms-title = BatchNorm frente a LayerNorm frente a GroupNorm con acumulación
 scenario-norms-explanation = BatchNorm normaliza con la media y la varianza de los ejemplos del lote que ve. Con acumulación ve un microlote cada vez, así que sus estadísticas (y por tanto su gradiente) difieren de las del lote completo. LayerNorm y GroupNorm normalizan cada ejemplo por separado, así que la acumulación da el gradiente del lote completo.
-scenario-norms-notice = Observa: el error de gradiente de BatchNorm está muy por encima del de LayerNorm y GroupNorm, que quedan en la precisión de coma flotante; sus estadísticas móviles se actualizan una vez por microlote, 4 veces por paso del optimizador.
+scenario-norms-notice = Observa: el error de gradiente de BatchNorm está muy por encima del de LayerNorm y GroupNorm, que es exactamente 0 en el motor de CPU y del orden del redondeo (unos 1e-7) en WebGPU; sus estadísticas móviles se actualizan una vez por microlote, 4 veces por paso del optimizador.
 scenario-variable_length-title = Secuencias de longitud variable
 scenario-variable_length-explanation = Cada ejemplo es una secuencia cuyos tokens tienen cada uno una pérdida, y las secuencias tienen longitudes distintas. Promediar por microlote y luego promediar esas medias pesa más un token de un microlote corto que uno de un microlote largo. Dividir la pérdida sumada por el número total de tokens de todo el lote da a cada token el mismo peso, como hace el lote completo.
 scenario-variable_length-notice = Observa: «media de medias» tiene un error de gradiente claro; «/ tokens totales» coincide con el lote completo.
@@ -39,7 +39,10 @@ scenario-memory-explanation = La acumulación cambia tiempo por memoria: las pas
 scenario-memory-notice = Observa: las curvas de entrenamiento son iguales en las tres ejecuciones, mientras que la memoria de activaciones baja con N.
 scenario-sandbox-title = Zona libre
 scenario-sandbox-explanation = Elige tú los datos, la red, el optimizador, B y N. Tres ejecuciones entrenan en paralelo: el lote completo, N microlotes acumulados con la pérdida escalada por 1/N, y lo mismo sin escalar.
-scenario-sandbox-notice = Observa: con la pérdida escalada por 1/N la ejecución acumulada coincide con el lote completo para cualquier ajuste, salvo con BatchNorm.
+scenario-sandbox-notice = Observa: pérdida / N coincide con el lote completo cuando los microlotes tienen el mismo número de elementos y ningún BatchNorm los normaliza por separado; el gradiente sin escalar es N veces demasiado grande.
+scenario-sandbox-notice-matches = Observa: con estos ajustes la ejecución con pérdida / { $n } debe coincidir con el lote completo (microlotes iguales, sin BatchNorm), y el gradiente de la ejecución sin escalar es { $n } veces demasiado grande.
+scenario-sandbox-notice-batch-norm = Observa: con BatchNorm la ejecución con pérdida / { $n } no puede coincidir con el lote completo: cada microlote se normaliza con su propia media y varianza.
+scenario-sandbox-notice-variable-items = Observa: con secuencias de longitud variable los microlotes tienen distinto número de tokens, así que pérdida / { $n } es una media de medias y no coincide con el lote completo; dividir por el total de tokens sí coincidiría (mira el escenario de longitud variable).
 
 ## Ejecuciones
 run-full-batch = lote completo
@@ -133,8 +136,11 @@ results-grad-norm = norma del gradiente
 results-accuracy = precisión en prueba
 results-none = no medido
 results-empty = Aún no hay pasos.
-results-match = Las pérdidas del lote completo y de la acumulación (pérdida / N) coinciden en los 6 dígitos mostrados.
-results-differ = Las pérdidas del lote completo y de la acumulación (pérdida / N) difieren en los 6 dígitos mostrados.
+results-match-exact = { $full } y { $accumulated }: la misma pérdida, hasta el último bit, como dicen las matemáticas.
+results-match-rounding = { $full } y { $accumulated }: iguales salvo redondeo; las pérdidas difieren en { $difference } (relativo), lo que dan dos órdenes de suma en f32.
+results-differ = { $full } y { $accumulated }: las pérdidas difieren en { $difference } (relativo), más de lo que explica el redondeo.
+results-grad-ratio = (gradiente x{ $ratio } el del lote completo)
+results-ratio-note = Un error relativo de N − 1 con coseno 1 significa un gradiente N veces el del lote completo: |N·g − g| / |g| = N − 1.
 results-no-agreement = No hay coincidencia que informar: { $run } divergió en el paso { $step } (su pérdida, gradiente o parámetros pasaron a NaN o infinito).
 results-diverged-at = Divergió en el paso { $step }: una pérdida, un gradiente o un parámetro pasó a NaN o infinito, así que esta ejecución dejó de entrenar ahí.
 running-stats-title = Estadísticas móviles de BatchNorm

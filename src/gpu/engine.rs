@@ -813,6 +813,7 @@ impl GpuEngine {
                 // (a diverged run) into a gradient norm of 0.
                 record.grad_norm = get(slot::GRAD_SQ).sqrt();
                 if has_reference {
+                    record.grad_reference_norm = Some(get(slot::REFERENCE_SQ).sqrt());
                     let reference_norm = get(slot::REFERENCE_SQ).sqrt().max(f64::MIN_POSITIVE);
                     record.grad_relative_error = Some(get(slot::DIFF_SQ).sqrt() / reference_norm);
                     record.grad_cosine =

@@ -4,6 +4,7 @@
 
 use crate::i18n::Msg;
 use crate::route::SANDBOX;
+use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
 
 /// The experiments the Lab offers, in menu order: the presets, then the sandbox.
@@ -21,8 +22,29 @@ pub fn explanation(experiment: &str) -> Msg {
     Msg::new(format!("scenario-{experiment}-explanation"))
 }
 
-pub fn what_to_notice(experiment: &str) -> Msg {
-    Msg::new(format!("scenario-{experiment}-notice"))
+/// What to notice in `experiment`; in the sandbox it depends on the settings (`config`, when
+/// they are valid), so that the claim about loss / N is true for the settings shown.
+pub fn what_to_notice(experiment: &str, config: Option<&LabConfig>) -> Msg {
+    match config.filter(|_| experiment == SANDBOX) {
+        Some(config) => sandbox_notice(config),
+        None => Msg::new(format!("scenario-{experiment}-notice")),
+    }
+}
+
+/// Whether the sandbox's loss / N run must equal its full batch, and why not when it need not.
+fn sandbox_notice(config: &LabConfig) -> Msg {
+    let Some(accumulated) = config.runs.get(1) else {
+        return Msg::new("scenario-sandbox-notice");
+    };
+    let n = accumulated.regime.micro_batches;
+    if accumulated.model.norm.mixes_items() {
+        Msg::new("scenario-sandbox-notice-batch-norm").arg("n", n)
+    } else if config.dataset.kind == DatasetKind::VariableLengthSequences {
+        Msg::new("scenario-sandbox-notice-variable-items").arg("n", n)
+    } else {
+        // The controls accept only a batch that N divides, so the micro-batches are equal.
+        Msg::new("scenario-sandbox-notice-matches").arg("n", n)
+    }
 }
 
 /// The label of each run of `config`, the experiment `experiment` built.
@@ -64,7 +86,7 @@ mod tests {
     fn every_experiment_has_its_texts_and_the_labels_match_the_configs() {
         let en = Localizer::english();
         for id in experiment_ids() {
-            for msg in [title(id), explanation(id), what_to_notice(id)] {
+            for msg in [title(id), explanation(id), what_to_notice(id, None)] {
                 assert!(en.has(&msg.id), "missing {}", msg.id);
             }
         }
@@ -85,5 +107,55 @@ mod tests {
         let labels: Vec<String> = run_labels(SANDBOX, &config).iter().map(|m| en.msg(m)).collect();
         let expected: Vec<String> = config.runs.iter().map(|r| r.label.clone()).collect();
         assert_eq!(labels, expected);
+    }
+
+    /// The sandbox's claim about loss / N, checked against the engine for the settings shown:
+    /// where it says the run must match, its gradient equals the full batch's to float
+    /// rounding; where it says it misses, it really does.
+    #[test]
+    fn the_sandbox_notice_is_true_for_the_settings_shown() {
+        use crate::lab_state::session::F32_ROUNDING;
+        use crate::sim::lab::CpuLab;
+        let base = LabControls {
+            scenario: SANDBOX.into(),
+            batch_size: 48,
+            micro_batches: 4,
+            ..LabControls::default()
+        };
+        let cases = [
+            ("scenario-sandbox-notice-matches", base.clone()),
+            (
+                "scenario-sandbox-notice-batch-norm",
+                LabControls {
+                    norm: crate::lab_state::controls::NormChoice::BatchNorm,
+                    ..base.clone()
+                },
+            ),
+            (
+                "scenario-sandbox-notice-variable-items",
+                LabControls {
+                    dataset: DatasetKind::VariableLengthSequences,
+                    ..base.clone()
+                },
+            ),
+        ];
+        for (expected, controls) in cases {
+            assert!(controls.validate().is_empty(), "{expected}: valid settings");
+            let config = controls.lab_config();
+            let notice = what_to_notice(SANDBOX, Some(&config));
+            assert_eq!(notice.id, expected);
+            let mut lab = CpuLab::<f32>::cpu(config).expect("valid");
+            lab.run(2, |_| {}).expect("trains");
+            let error = lab.runs()[1]
+                .history
+                .iter()
+                .map(|r| r.grad_relative_error.expect("measured"))
+                .fold(0.0, f64::max);
+            if expected == "scenario-sandbox-notice-matches" {
+                assert!(error <= F32_ROUNDING, "{expected}: error {error}");
+            } else {
+                assert!(error > 100.0 * F32_ROUNDING, "{expected}: error {error} is a real miss");
+            }
+        }
     }
 }

@@ -36,6 +36,27 @@ mod tests {
         }
     }
 
+    /// The page prints the "select all that apply" hint under every multiple-choice prompt; a
+    /// prompt that says it too printed it twice.
+    #[test]
+    fn no_prompt_repeats_the_pages_select_all_hint() {
+        use crate::i18n::{Language, Localizer};
+        for language in Language::ALL {
+            let hint = Localizer::new(language)
+                .unwrap()
+                .msg(&crate::i18n::Msg::new("quiz-select-all"));
+            let hint = hint.trim_end_matches('.').to_lowercase();
+            for question in QuestionBank::bundled_in(language).unwrap().questions {
+                assert!(
+                    !question.prompt.to_lowercase().contains(&hint),
+                    "{} in {} says \"{hint}\" itself",
+                    question.id,
+                    language.tag()
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_language_asks_the_same_questions_in_its_own_words() {
         use crate::i18n::Language;

@@ -22,6 +22,9 @@ pub struct StepRecord {
     pub grad_relative_error: Option<f64>,
     /// Cosine similarity of the same two gradients.
     pub grad_cosine: Option<f64>,
+    /// `|g_full|`: with `grad_norm`, how many times longer the run's gradient is (an unscaled
+    /// run of N micro-batches: N times, which is what a relative error of N - 1 means).
+    pub grad_reference_norm: Option<f64>,
     pub test_loss: Option<f64>,
     pub test_accuracy: Option<f64>,
     /// Relative parameter distance to the lab's baseline run of the same architecture, after the step.
@@ -35,6 +38,7 @@ impl StepRecord {
         let optional = [
             self.grad_relative_error,
             self.grad_cosine,
+            self.grad_reference_norm,
             self.test_loss,
             self.test_accuracy,
         ];

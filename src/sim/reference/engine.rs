@@ -492,6 +492,7 @@ impl<T: Real> ReferenceEngine<T> {
                     let (relative, cosine) = compare_gradients(&to_f64(&self.grads), &to_f64(&self.reference));
                     cursor.record.grad_relative_error = Some(relative);
                     cursor.record.grad_cosine = Some(cosine);
+                    cursor.record.grad_reference_norm = Some(global_norm(&self.reference).to_f64());
                 }
                 None
             }

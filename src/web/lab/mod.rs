@@ -109,6 +109,7 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
     let rows = move || view.with(LabView::rows);
     let agreement_msg = move || view.with(LabView::scaled_agreement);
     let agreement = move || agreement_msg().map(|m| msg(&m));
+    let ratio_note = move || view.with(LabView::ratio_note);
     // The line is green only when the losses agree; a difference or a divergence is not good news.
     let agreement_kind = move || agreement_msg().map(|m| m.id.to_string());
     let body = move || {
@@ -124,7 +125,13 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
                     }),
                     None => Either::Right(view! {
                         <td class="num">{r.loss}</td>
-                        <td class="num">{r.grad_error.unwrap_or_else(|| tr("results-none"))}</td>
+                        <td class="num">{r.grad_error.unwrap_or_else(|| tr("results-none"))}
+                            {r.grad_ratio.map(|ratio| view! {
+                                <span class="grad-ratio" data-testid="grad-ratio">
+                                    {msg(&Msg::new("results-grad-ratio").arg("ratio", ratio))}
+                                </span>
+                            })}
+                        </td>
                         <td class="num">{r.cosine.unwrap_or_else(|| tr("results-none"))}</td>
                         <td class="num">{r.grad_norm}</td>
                         <td class="num">{r.accuracy.unwrap_or_else(|| tr("results-none"))}</td>
@@ -159,6 +166,9 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
                     <tbody>{body}</tbody>
                 </table>
             </div>
+            <p class="muted" data-testid="ratio-note" hidden=move || ratio_note().is_none()>
+                {move || ratio_note().map(|m| msg(&m))}
+            </p>
             <p class="agreement" data-testid="agreement" data-agreement=agreement_kind>{agreement}</p>
         </section>
     }
@@ -396,7 +406,9 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             <header class="experiment">
                 <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
                 <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
-                <p class="notice-line">{move || msg(&texts::what_to_notice(&experiment()))}</p>
+                <p class="notice-line" data-testid="what-to-notice">
+                    {move || msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))}
+                </p>
             </header>
             <EngineBadgeView engine=signals.engine />
             <p class="notice" role="status" data-testid="engine-notice"
