@@ -24,12 +24,23 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
     assert.ok(question, `question ${i + 1} is from the bank`);
     if (i < WRONG_FIRST) {
       const feedback = await answer(page, question, false);
-      // Instant, explained feedback: the question's explanation and one per option.
+      // Instant, explained feedback on the choice, with the right answer kept for a second try:
+      // only the chosen option is explained, and the focus is on the feedback.
       assert.match(await feedback.textContent(), /Not quite/);
+      assert.equal(await feedback.getAttribute('data-answer-revealed'), 'false');
+      await page.waitForFunction(() => document.activeElement?.dataset.testid === 'feedback');
       if (question.options) {
-        assert.equal(await feedback.locator('li').count(), question.options.length);
+        assert.equal(await feedback.locator('li').count(), 1, `${question.id}: only the chosen option`);
+        assert.doesNotMatch(await feedback.textContent(), /Correct \(not chosen\)/);
+        if (i === 0) await screenshot(page, 'quiz-wrong-answer');
+        if (i === 1) {
+          // On request, every option's verdict and the explanation.
+          await page.getByTestId('show-answer').click();
+          assert.equal(await feedback.getAttribute('data-answer-revealed'), 'true');
+          assert.equal(await feedback.locator('li').count(), question.options.length);
+          assert.ok((await feedback.textContent()).includes(question.explanation));
+        }
       }
-      if (i === 0) await screenshot(page, 'quiz-wrong-answer');
       await page.getByTestId('try-again').click();
     }
     await answer(page, question, true);
@@ -46,6 +57,18 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   await page.getByTestId('see-result').click();
   const result = page.getByTestId('result');
   assert.equal(await result.getAttribute('data-passed'), 'true');
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'result');
+  // The review names the questions missed at the first try, by topic, with the Lab beside them.
+  const review = page.getByTestId('review');
+  const missed = bank.questions.slice(0, WRONG_FIRST);
+  for (const q of missed) assert.ok((await review.textContent()).includes(q.topic), q.topic);
+  assert.equal(await review.locator('button.link').count(), WRONG_FIRST);
+  assert.equal(
+    await review.locator('a').count(),
+    missed.filter((q) => q.scenario).length,
+    'a Lab link for each missed question that has a scenario',
+  );
+  await screenshot(page, 'quiz-result-review');
   await page.getByTestId('cert-name').fill('Ada Lovelace');
   await page.getByTestId('get-certificate').click();
   // The plain static server has no issuer: the page says so, keeps everything, and offers the

@@ -50,14 +50,58 @@ pub struct OptionFeedback {
     pub explanation: String,
 }
 
+/// A wrong answer reveals the right one from this try on (before it, only why the chosen
+/// options are right or wrong, so that "Try again" still teaches something).
+pub const REVEAL_AFTER_TRIES: u32 = 2;
+
 /// Instant feedback on an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Feedback {
     pub correct: bool,
+    /// Whether the right answer may be shown: the answer is right, the question was tried
+    /// [`REVEAL_AFTER_TRIES`] times, or the learner asked ([`Feedback::revealed`]).
+    pub answer_revealed: bool,
     /// Per option, in display order (empty for numeric questions).
     pub options: Vec<OptionFeedback>,
     pub explanation: String,
     pub scenario: Option<String>,
+}
+
+impl Feedback {
+    /// The options to explain: all once the answer is revealed, otherwise only those chosen
+    /// (an unchosen option's verdict would give the answer away).
+    pub fn shown_options(&self) -> impl Iterator<Item = &OptionFeedback> {
+        self.options.iter().filter(|o| self.answer_revealed || o.selected)
+    }
+
+    /// The question's explanation, once the answer is revealed (it states the answer).
+    pub fn shown_explanation(&self) -> Option<&str> {
+        self.answer_revealed.then_some(self.explanation.as_str())
+    }
+
+    /// The same feedback with the right answer shown, on the learner's request.
+    pub fn revealed(self) -> Self {
+        Self {
+            answer_revealed: true,
+            ..self
+        }
+    }
+}
+
+/// A question the score missed, for the end screen's review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissedQuestion {
+    /// Index in the bank.
+    pub index: usize,
+    /// The Lab scenario that shows its idea.
+    pub scenario: Option<String>,
+}
+
+/// The missed questions of one topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicReview {
+    pub topic: String,
+    pub questions: Vec<MissedQuestion>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -225,6 +269,7 @@ impl Attempt {
             Answer::Multiple(s) => s.contains(&i),
             Answer::Numeric(_) => false,
         };
+        let tries = self.progress.get(&question.id).map_or(1, |p| p.tries);
         let options = self
             .option_order(question)
             .into_iter()
@@ -240,6 +285,7 @@ impl Attempt {
             .collect();
         Feedback {
             correct,
+            answer_revealed: correct || tries >= REVEAL_AFTER_TRIES,
             options,
             explanation: question.explanation.clone(),
             scenario: question.scenario.clone(),
@@ -313,6 +359,29 @@ impl Attempt {
             .filter(|(_, q)| self.progress.get(&q.id).is_some_and(|p| !p.solved))
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The questions whose first answer was wrong (what the score missed), grouped by topic in
+    /// the bank's order, each with the Lab scenario that shows its idea: the end screen's review.
+    pub fn missed_by_topic(&self, bank: &QuestionBank) -> Vec<TopicReview> {
+        let mut topics: Vec<TopicReview> = Vec::new();
+        for (index, question) in bank.questions.iter().enumerate() {
+            if self.progress.get(&question.id).is_none_or(|p| p.first_try_correct) {
+                continue;
+            }
+            let missed = MissedQuestion {
+                index,
+                scenario: question.scenario.clone(),
+            };
+            match topics.iter_mut().find(|t| t.topic == question.topic) {
+                Some(topic) => topic.questions.push(missed),
+                None => topics.push(TopicReview {
+                    topic: question.topic.clone(),
+                    questions: vec![missed],
+                }),
+            }
+        }
+        topics
     }
 
     pub fn save(&self) -> String {

@@ -358,3 +358,19 @@ pub fn canvas_png(canvas: &web_sys::HtmlCanvasElement) -> Result<Vec<u8>, String
         .decode(data)
         .map_err(|e| format!("could not decode the image ({e})"))
 }
+
+/// Moves keyboard focus (and so the view) to the element `selector` names once the page has
+/// drawn it: it appears in the same update that asks for it.
+pub fn focus_when_drawn(selector: &'static str) {
+    let Ok(w) = window() else { return };
+    let focus = wasm_bindgen::closure::Closure::once_into_js(move || {
+        let element = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.query_selector(selector).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+        if let Some(element) = element {
+            let _ = element.focus();
+        }
+    });
+    let _ = w.request_animation_frame(focus.unchecked_ref());
+}

@@ -240,6 +240,8 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 message.set(None);
                 feedback.set(Some(f));
                 persist();
+                // Keyboard and screen-reader users land on what the check said.
+                browser::focus_when_drawn("[data-testid=feedback]");
             }
             Some(Err(e)) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
             None => {}
@@ -417,8 +419,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         let f: Feedback = feedback.get()?;
         let options = bank.with_value(|b| {
             let q = &b.questions[attempt.with(|a| a.current)];
-            f.options
-                .iter()
+            f.shown_options()
                 .map(|o| {
                     let text = q.options()[o.index].text.clone();
                     let verdict = tr(match (o.correct, o.selected) {
@@ -454,11 +455,15 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             let new_tab = super::embed::is_active().then_some("_blank");
             view! { <a href=href class="lab-link" target=new_tab rel=new_tab.map(|_| "noopener")>{tr("quiz-see-in-lab")}</a> }
         });
+        let explanation = f.shown_explanation().map(str::to_string);
+        let hidden_hint = (!f.answer_revealed).then(|| view! { <p class="muted">{tr("quiz-answer-hidden")}</p> });
         Some(view! {
-            <section class=class data-testid="feedback" data-correct=f.correct.to_string()>
+            <section class=class data-testid="feedback" data-correct=f.correct.to_string()
+                data-answer-revealed=f.answer_revealed.to_string() tabindex="-1">
                 <h3>{banner}</h3>
-                <p>{f.explanation.clone()}</p>
+                {explanation.map(|e| view! { <p>{e}</p> })}
                 <ul class="option-feedback">{options}</ul>
+                {hidden_hint}
                 {lab_link}
             </section>
         })
@@ -477,13 +482,21 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             bank.with_value(|b| attempt.with(|a| (a.current, b.questions.len(), a.is_complete(b))));
         let answered = feedback.with(Option::is_some);
         let wrong = feedback.with(|f| f.as_ref().is_some_and(|f| !f.correct));
+        let hidden = feedback.with(|f| f.as_ref().is_some_and(|f| !f.answer_revealed));
         view! {
             <div class="quiz-actions">
                 <button type="button" disabled=index == 0 on:click=move |_| go_to(index - 1)>{tr("quiz-previous")}</button>
                 {(!answered).then(|| view! { <button type="button" class="primary" data-testid="check" on:click=check>{tr("quiz-check")}</button> })}
                 {wrong.then(|| view! { <button type="button" data-testid="try-again" on:click=try_again>{tr("quiz-try-again")}</button> })}
+                {hidden.then(|| view! { <button type="button" data-testid="show-answer" on:click=move |_| {
+                    feedback.update(|f| *f = f.take().map(Feedback::revealed));
+                    browser::focus_when_drawn("[data-testid=feedback]");
+                }>{tr("quiz-show-answer")}</button> })}
                 {(index + 1 < total).then(|| view! { <button type="button" data-testid="next" on:click=move |_| go_to(index + 1)>{tr("quiz-next")}</button> })}
-                {complete.then(|| view! { <button type="button" class="primary" data-testid="see-result" on:click=move |_| show_result.set(true)>{tr("quiz-see-result")}</button> })}
+                {complete.then(|| view! { <button type="button" class="primary" data-testid="see-result" on:click=move |_| {
+                    show_result.set(true);
+                    browser::focus_when_drawn("[data-testid=result]");
+                }>{tr("quiz-see-result")}</button> })}
             </div>
         }
     };
@@ -526,8 +539,41 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
         if !show_result.get() {
             return None;
         }
-        let (score, threshold, unsolved) =
-            bank.with_value(|b| attempt.with(|a| (a.score(b), b.pass_threshold, a.unsolved(b))));
+        let (score, threshold, unsolved, review) =
+            bank.with_value(|b| attempt.with(|a| (a.score(b), b.pass_threshold, a.unsolved(b), a.missed_by_topic(b))));
+        let new_tab = super::embed::is_active().then_some("_blank");
+        let review = (!review.is_empty()).then(|| {
+            let topics = review
+                .into_iter()
+                .map(|topic| {
+                    let items = topic
+                        .questions
+                        .into_iter()
+                        .map(|q| {
+                            let lab = q.scenario.map(|id| {
+                                let href = super::i18n::link(Route::Lab { scenario: Some(id) }.query());
+                                view! { " · "<a href=href target=new_tab rel=new_tab.map(|_| "noopener")>{tr("quiz-see-in-lab")}</a> }
+                            });
+                            view! {
+                                <li>
+                                    <button type="button" class="link" on:click=move |_| go_to(q.index)>
+                                        {msg(&Msg::new("quiz-question-link").arg("number", q.index + 1))}
+                                    </button>
+                                    {lab}
+                                </li>
+                            }
+                        })
+                        .collect_view();
+                    view! { <li><strong>{topic.topic}</strong><ul>{items}</ul></li> }
+                })
+                .collect_view();
+            view! {
+                <section class="review" data-testid="review" aria-labelledby="review-title">
+                    <h3 id="review-title">{tr("quiz-review-title")}</h3>
+                    <ul>{topics}</ul>
+                </section>
+            }
+        });
         let needed = format!("{:.0} %", threshold * 100.0);
         let retry_links = unsolved
             .into_iter()
@@ -558,9 +604,10 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             .into_any()
         };
         Some(view! {
-            <section class="result" data-testid="result" data-passed=score.passed.to_string() aria-live="polite">
+            <section class="result" data-testid="result" data-passed=score.passed.to_string() aria-live="polite" tabindex="-1">
                 <h2>{tr("quiz-result-title")}</h2>
                 {body}
+                {review}
             </section>
         })
     };
