@@ -176,7 +176,14 @@ fn plot_writes_png_and_svg_files() {
         dir.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    for name in ["loss", "accuracy", "grad_norm", "grad_error", "grad_cosine"] {
+    for name in [
+        "loss",
+        "accuracy",
+        "grad_norm",
+        "grad_error",
+        "grad_cosine",
+        "learning_rate",
+    ] {
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is a PNG");
         let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();

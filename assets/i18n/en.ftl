@@ -152,6 +152,15 @@ chart-grad-error = Gradient error vs full batch (log scale)
 chart-grad-norm = Gradient norm
 chart-cosine = Cosine with the full-batch gradient
 chart-accuracy = Test accuracy
+chart-learning-rate = Learning rate per optimizer step
+chart-summary-series = { $run }: { $value } at step { $step }, { $shape ->
+        [rising] rising
+        [falling] falling
+        [oscillating] going up and down
+       *[flat] flat
+    } over the last steps.
+chart-summary-overlap = These runs lie on top of each other: { $runs }.
+chart-summary-diverged = { $run } diverged at step { $step }.
 chart-step = optimizer step
 chart-download-png = Download PNG
 chart-boundary = Decision boundary: { $run }

@@ -152,6 +152,15 @@ chart-grad-error = Error de gradiente frente al lote completo (escala log)
 chart-grad-norm = Norma del gradiente
 chart-cosine = Coseno con el gradiente del lote completo
 chart-accuracy = Precisión en prueba
+chart-learning-rate = Tasa de aprendizaje por paso del optimizador
+chart-summary-series = { $run }: { $value } en el paso { $step }, { $shape ->
+        [rising] subiendo
+        [falling] bajando
+        [oscillating] subiendo y bajando
+       *[flat] plana
+    } en los últimos pasos.
+chart-summary-overlap = Estas ejecuciones quedan una encima de otra: { $runs }.
+chart-summary-diverged = { $run } divergió en el paso { $step }.
 chart-step = paso del optimizador
 chart-download-png = Descargar PNG
 chart-boundary = Frontera de decisión: { $run }

@@ -25,6 +25,14 @@ test('scaling: loss / N equals the full batch, the unscaled run does not', async
   );
   assert.match(await page.getByTestId('results-table').locator('tbody tr').nth(2).textContent(), /gradient x4\.00 the full batch's/);
   assert.match(await page.getByTestId('ratio-note').textContent(), /relative error of N − 1 with a cosine of 1 means a gradient N times/);
+  // Each chart's text alternative says what the curves show, as training goes.
+  const summary = await page.getByTestId('chart-loss-summary').textContent();
+  assert.match(summary, /These runs lie on top of each other: full batch, accumulate 4, loss \/ 4\./);
+  assert.match(summary, /accumulate 4, unscaled: \d\.\d{4} at step \d+, (rising|falling|going up and down|flat) over the last steps\./);
+  assert.equal(
+    await page.locator('[data-testid=chart-loss] canvas').getAttribute('aria-describedby'),
+    'chart-loss-summary',
+  );
   await screenshot(page, 'lab-scaling');
   await page.close();
 });
@@ -75,8 +83,13 @@ test('pitfalls: each misplaced call departs from the correct run', async () => {
   for (const run of pitfalls) {
     assert.ok(run.loss !== correct.loss || run.gradError > 1e-4, `${run.run} looks like the correct run`);
   }
+  // The scheduler pitfall gets its learning-rate chart (a constant learning rate gets none).
+  await page.getByTestId('chart-learning-rate').waitFor();
   await screenshot(page, 'lab-pitfalls');
   await page.close();
+  const scaling = await openLab(app, '?view=lab&scenario=scaling');
+  assert.equal(await scaling.getByTestId('chart-learning-rate').count(), 0);
+  await scaling.close();
 });
 
 test('memory: the GPU engine holds one micro-batch of activations', async () => {

@@ -436,12 +436,13 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-const PLOTTED: [(Metric, &str); 5] = [
+const PLOTTED: [(Metric, &str); 6] = [
     (Metric::TrainLoss, "loss"),
     (Metric::TestAccuracy, "accuracy"),
     (Metric::GradNorm, "grad_norm"),
     (Metric::GradRelativeError, "grad_error"),
     (Metric::GradCosine, "grad_cosine"),
+    (Metric::LearningRate, "learning_rate"),
 ];
 
 fn write_plots<B: TrainingBackend>(lab: &Lab<B>, out_dir: &Path) -> Result<Vec<PathBuf>> {

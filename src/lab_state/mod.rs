@@ -4,6 +4,7 @@
 //! results, memory); and the message ids of each experiment's texts. The Lab's components are
 //! thin views over these.
 
+pub mod chart_text;
 pub mod controls;
 pub mod session;
 pub mod texts;

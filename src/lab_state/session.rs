@@ -278,6 +278,13 @@ impl LabView {
         metrics_csv(self.runs.iter().map(RunView::history))
     }
 
+    /// Whether a run's learning rate follows a schedule (so a learning-rate chart says something).
+    pub fn has_schedule(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| !matches!(r.spec.schedule, crate::sim::optim::ScheduleSpec::Constant { .. }))
+    }
+
     /// Whether every run has diverged (and there is at least one).
     pub fn all_diverged(&self) -> bool {
         !self.runs.is_empty() && self.runs.iter().all(|r| r.diverged_at.is_some())
@@ -493,6 +500,32 @@ mod tests {
         lab.run(1, |_| {}).unwrap();
         let view = LabView::new(&lab, labels(&lab), vec![], false);
         assert_eq!(view.scaled_agreement(), None);
+    }
+
+    /// The scheduler pitfall had no learning-rate chart: it has one, and it shows the per
+    /// micro-batch scheduler running ahead of the correct run's warm-up.
+    #[test]
+    fn the_scheduler_pitfall_shows_its_learning_rate_per_step() {
+        let mut lab = CpuLab::<f32>::cpu(Scenario::by_id("pitfalls").unwrap().config).unwrap();
+        lab.run(5, |_| {}).unwrap();
+        let view = LabView::new(&lab, labels(&lab), vec![], false);
+        assert!(view.has_schedule());
+        let chart = view.chart(Metric::LearningRate);
+        let series = |label: &str| &chart.series.iter().find(|s| s.label == label).unwrap().points;
+        let correct = series("correct accumulation");
+        let early = series("scheduler every micro-batch");
+        assert_eq!(correct.len(), 5);
+        for step in 1..5 {
+            assert!(correct[step].1 > correct[step - 1].1, "the correct run warms up");
+            assert!(
+                early[step].1 > 2.0 * correct[step].1,
+                "step {step}: {} vs {}",
+                early[step].1,
+                correct[step].1
+            );
+        }
+        let scaling = CpuLab::<f32>::cpu(small("scaling")).unwrap();
+        assert!(!LabView::new(&scaling, labels(&scaling), vec![], false).has_schedule());
     }
 
     #[test]

@@ -82,6 +82,8 @@ pub enum Metric {
     GradRelativeError,
     /// Cosine similarity of the applied gradient with the full-batch gradient.
     GradCosine,
+    /// The learning rate each optimizer step used (a scheduler stepped per micro-batch shows).
+    LearningRate,
 }
 
 impl Metric {
@@ -92,6 +94,7 @@ impl Metric {
             Metric::GradNorm => Some(record.grad_norm),
             Metric::GradRelativeError => record.grad_relative_error,
             Metric::GradCosine => record.grad_cosine,
+            Metric::LearningRate => Some(record.learning_rate),
         }
     }
 
@@ -102,6 +105,7 @@ impl Metric {
             Metric::GradNorm => "Gradient norm",
             Metric::GradRelativeError => "Gradient relative error vs full batch",
             Metric::GradCosine => "Cosine similarity with the full-batch gradient",
+            Metric::LearningRate => "Learning rate per optimizer step",
         }
     }
 

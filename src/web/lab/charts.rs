@@ -65,9 +65,21 @@ pub fn ChartCanvas(
         }
     };
     let title = move || chart.with(|c| c.title.clone());
+    // The curves in words, for screen readers (not announced on every step: not live).
+    let summary_id = format!("{testid}-summary");
+    let summary = move || {
+        chart.with(|c| {
+            crate::lab_state::chart_text::describe(c)
+                .iter()
+                .map(super::super::i18n::msg)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
     view! {
         <figure class="chart" data-testid=testid>
-            <canvas node_ref=canvas role="img" aria-label=title></canvas>
+            <canvas node_ref=canvas role="img" aria-label=title aria-describedby=summary_id.clone()></canvas>
+            <p class="visually-hidden" id=summary_id data-testid=format!("{testid}-summary")>{summary}</p>
             <figcaption>
                 <span class="muted" hidden=move || !empty()>{tr("chart-no-data")}</span>
                 <button type="button" class="link-button" on:click=download>

@@ -48,6 +48,7 @@ fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
         Metric::GradNorm => "chart-grad-norm",
         Metric::TestAccuracy => "chart-accuracy",
         Metric::GradCosine => "chart-cosine",
+        Metric::LearningRate => "chart-learning-rate",
     });
     chart.x_label = tr("chart-step");
     for series in &mut chart.series {
@@ -360,6 +361,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let norm_chart = chart(Metric::GradNorm);
     let accuracy_chart = chart(Metric::TestAccuracy);
     let cosine_chart = chart(Metric::GradCosine);
+    let learning_rate_chart = chart(Metric::LearningRate);
+    // Only where a run's learning rate changes over the steps (a schedule): elsewhere the chart
+    // would be a flat line that says nothing.
+    let scheduled = move || signals.view.with(LabView::has_schedule);
 
     let boundaries = move || {
         let labels = signals
@@ -447,6 +452,9 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                         <ChartCanvas chart=cosine_chart file_name="gradlab-gradient-cosine.png" testid="chart-cosine" resized=resized />
                         <ChartCanvas chart=norm_chart file_name="gradlab-gradient-norm.png" testid="chart-grad-norm" resized=resized />
                         <ChartCanvas chart=accuracy_chart file_name="gradlab-accuracy.png" testid="chart-accuracy" resized=resized />
+                        {move || scheduled().then(|| view! {
+                            <ChartCanvas chart=learning_rate_chart file_name="gradlab-learning-rate.png" testid="chart-learning-rate" resized=resized />
+                        })}
                     </div>
                     <p><button type="button" data-testid="download-csv" on:click=download_csv
                         disabled=move || steps() == 0>{tr("download-csv")}</button></p>
