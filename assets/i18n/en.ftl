@@ -40,6 +40,7 @@ scenario-memory-notice = Notice: the training curves are the same for all three 
 scenario-sandbox-title = Sandbox
 scenario-sandbox-explanation = Choose the data, the network, the optimizer, B and N yourself. Three runs train side by side: the full batch, N accumulated micro-batches with the loss scaled by 1/N, and the same without the scaling.
 scenario-sandbox-notice = Notice: loss / N matches the full batch when the micro-batches hold equal numbers of items and no BatchNorm normalizes them separately; the unscaled gradient is N times too large.
+scenario-sandbox-notice-one = Notice: with N = 1 there is nothing to accumulate: all three runs take the whole batch at once and are the full batch.
 scenario-sandbox-notice-matches = Notice: with these settings the loss / { $n } run must match the full batch (equal micro-batches, no BatchNorm), and the unscaled run's gradient is { $n } times too large.
 scenario-sandbox-notice-batch-norm = Notice: with BatchNorm the loss / { $n } run cannot match the full batch: each micro-batch is normalized with its own mean and variance.
 scenario-sandbox-notice-variable-items = Notice: with variable-length sequences the micro-batches hold different numbers of tokens, so loss / { $n } is a mean of means and misses the full batch; dividing by the total token count would match (see the variable-length scenario).
@@ -106,7 +107,7 @@ button-reset = Reset
 status-idle = Ready. Press play to train.
 status-running = Training…
 status-paused = Paused at step { $step }.
-status-pausing = Pausing: finishing step { $step }, which had begun…
+status-pausing = Pausing: finishing the step that had begun…
 status-finished = Finished { $step } steps.
 status-preparing = Preparing the engine…
 status-error = Training stopped: { $reason }

@@ -40,6 +40,7 @@ scenario-memory-notice = Observa: las curvas de entrenamiento son iguales en las
 scenario-sandbox-title = Zona libre
 scenario-sandbox-explanation = Elige tú los datos, la red, el optimizador, B y N. Tres ejecuciones entrenan en paralelo: el lote completo, N microlotes acumulados con la pérdida escalada por 1/N, y lo mismo sin escalar.
 scenario-sandbox-notice = Observa: pérdida / N coincide con el lote completo cuando los microlotes tienen el mismo número de elementos y ningún BatchNorm los normaliza por separado; el gradiente sin escalar es N veces demasiado grande.
+scenario-sandbox-notice-one = Observa: con N = 1 no hay nada que acumular: las tres ejecuciones toman el lote entero de una vez y son el lote completo.
 scenario-sandbox-notice-matches = Observa: con estos ajustes la ejecución con pérdida / { $n } debe coincidir con el lote completo (microlotes iguales, sin BatchNorm), y el gradiente de la ejecución sin escalar es { $n } veces demasiado grande.
 scenario-sandbox-notice-batch-norm = Observa: con BatchNorm la ejecución con pérdida / { $n } no puede coincidir con el lote completo: cada microlote se normaliza con su propia media y varianza.
 scenario-sandbox-notice-variable-items = Observa: con secuencias de longitud variable los microlotes tienen distinto número de tokens, así que pérdida / { $n } es una media de medias y no coincide con el lote completo; dividir por el total de tokens sí coincidiría (mira el escenario de longitud variable).
@@ -106,7 +107,7 @@ button-reset = Reiniciar
 status-idle = Listo. Pulsa reproducir para entrenar.
 status-running = Entrenando…
 status-paused = En pausa en el paso { $step }.
-status-pausing = Pausando: terminando el paso { $step }, que ya había empezado…
+status-pausing = Pausando: terminando el paso que ya había empezado…
 status-finished = Terminados { $step } pasos.
 status-preparing = Preparando el motor…
 status-error = El entrenamiento se detuvo: { $reason }

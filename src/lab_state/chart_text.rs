@@ -7,8 +7,11 @@ use crate::plot::LineChart;
 
 /// Points of the recent curve whose shape is described.
 const RECENT_POINTS: usize = 20;
-/// Curves whose values all agree to this (relative) lie on top of each other.
-const OVERLAP: f64 = 1e-6;
+/// Curves lie on top of each other where they differ by less than this share of the chart's
+/// height (well under a pixel), or by float rounding.
+const OVERLAP_OF_RANGE: f64 = 1e-3;
+/// Changes smaller than this (relative) are rounding: a flat curve.
+const OVERLAP: f64 = crate::lab_state::session::F32_ROUNDING;
 
 /// The shape of a curve's recent points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +63,7 @@ impl Shape {
     }
 }
 
-/// A value as the summary reads it: 4 significant digits.
+/// A value as the summary reads it: 4 decimals, or scientific notation when tiny or huge.
 fn value(v: f64) -> String {
     if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
         format!("{v:.4}")
@@ -69,27 +72,36 @@ fn value(v: f64) -> String {
     }
 }
 
-/// Whether two curves agree at every step they share (and share one).
-fn overlap(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
-    let shared = a.len().min(b.len());
-    shared > 0
+/// Whether two curves of the same steps agree at every step, within `tolerance` or rounding.
+fn overlap(a: &[(f64, f64)], b: &[(f64, f64)], tolerance: f64) -> bool {
+    !a.is_empty()
         && a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= OVERLAP * p.1.abs().max(q.1.abs()).max(f64::MIN_POSITIVE))
+        && a.iter().zip(b).all(|(p, q)| {
+            let close = tolerance.max(OVERLAP * p.1.abs().max(q.1.abs()));
+            p.0 == q.0 && (p.1 - q.1).abs() <= close
+        })
 }
 
 /// The sentences describing `chart`; empty before the first step.
 pub fn describe(chart: &LineChart) -> Vec<Msg> {
     let mut sentences = Vec::new();
     let drawn: Vec<_> = chart.series.iter().filter(|s| !s.points.is_empty()).collect();
+    let (low, high) = drawn
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let tolerance = if high > low {
+        OVERLAP_OF_RANGE * (high - low)
+    } else {
+        0.0
+    };
     let mut grouped = vec![false; drawn.len()];
     for i in 0..drawn.len() {
         if grouped[i] {
             continue;
         }
         let group: Vec<usize> = (i..drawn.len())
-            .filter(|&j| !grouped[j] && overlap(&drawn[i].points, &drawn[j].points))
+            .filter(|&j| !grouped[j] && overlap(&drawn[i].points, &drawn[j].points, tolerance))
             .collect();
         if group.len() > 1 {
             for &j in &group {
@@ -162,14 +174,14 @@ mod tests {
             log_y: false,
             series: vec![
                 series("full batch", &[1.0, 0.8, 0.6]),
-                series("loss / 4", &[1.0, 0.8 + 1e-9, 0.6]),
+                series("loss / 4", &[1.0, 0.8 + 1e-5, 0.6]),
                 series("unscaled", &[1.0, 1.6, 0.3]),
             ],
         };
         let text = describe(&chart);
         assert_eq!(text[0].id, "chart-summary-overlap");
         assert!(text[0].args.contains(&("runs", "full batch, loss / 4".to_string())));
-        assert_eq!(text.len(), 4, "the overlap, then one sentence per run");
+        assert_eq!(text.len(), 4, "the overlap (1e-5 of a range of 1.3), then one per run");
         assert!(text[3].args.contains(&("value", "0.3000".to_string())));
         assert!(text[3].args.contains(&("step", "3".to_string())));
         let empty = LineChart {

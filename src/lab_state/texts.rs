@@ -37,7 +37,9 @@ fn sandbox_notice(config: &LabConfig) -> Msg {
         return Msg::new("scenario-sandbox-notice");
     };
     let n = accumulated.regime.micro_batches;
-    if accumulated.model.norm.mixes_items() {
+    if n == 1 {
+        Msg::new("scenario-sandbox-notice-one")
+    } else if accumulated.model.norm.mixes_items() {
         Msg::new("scenario-sandbox-notice-batch-norm").arg("n", n)
     } else if config.dataset.kind == DatasetKind::VariableLengthSequences {
         Msg::new("scenario-sandbox-notice-variable-items").arg("n", n)
@@ -125,6 +127,14 @@ mod tests {
         let cases = [
             ("scenario-sandbox-notice-matches", base.clone()),
             (
+                "scenario-sandbox-notice-one",
+                LabControls {
+                    micro_batches: 1,
+                    norm: crate::lab_state::controls::NormChoice::BatchNorm,
+                    ..base.clone()
+                },
+            ),
+            (
                 "scenario-sandbox-notice-batch-norm",
                 LabControls {
                     norm: crate::lab_state::controls::NormChoice::BatchNorm,
@@ -151,7 +161,7 @@ mod tests {
                 .iter()
                 .map(|r| r.grad_relative_error.expect("measured"))
                 .fold(0.0, f64::max);
-            if expected == "scenario-sandbox-notice-matches" {
+            if ["scenario-sandbox-notice-matches", "scenario-sandbox-notice-one"].contains(&expected) {
                 assert!(error <= F32_ROUNDING, "{expected}: error {error}");
             } else {
                 assert!(error > 100.0 * F32_ROUNDING, "{expected}: error {error} is a real miss");

@@ -247,8 +247,10 @@ impl<T: Real> Lab<ReferenceEngine<T>> {
                 return Ok(false);
             }
         }
-        let work = std::mem::take(&mut step.work);
-        self.end_step(&work)?;
+        if !step.work.is_empty() {
+            self.end_step(&step.work)?;
+            step.work.clear();
+        }
         Ok(true)
     }
 }

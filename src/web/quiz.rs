@@ -126,6 +126,8 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     let bank = StoredValue::new(bank);
     let attempt = RwSignal::new(initial);
     let feedback = RwSignal::new(initial_feedback);
+    // Questions whose answer the learner asked to see.
+    let revealed = RwSignal::new(std::collections::BTreeSet::<usize>::new());
     let selection = RwSignal::new(Vec::<usize>::new());
     let numeric = RwSignal::new(String::new());
     let message = RwSignal::new(restore_notice.or(stored_problem));
@@ -200,7 +202,10 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
 
     let go_to = move |index: usize| {
         attempt.update(|a| a.current = index);
-        feedback.set(bank.with_value(|b| attempt.with_untracked(|a| a.feedback_for(b, index))));
+        let shown = bank.with_value(|b| attempt.with_untracked(|a| a.feedback_for(b, index)));
+        // An answer shown on request stays shown while the page is open.
+        let asked = revealed.with_untracked(|r| r.contains(&index));
+        feedback.set(shown.map(|f| if asked { f.revealed() } else { f }));
         selection.set(Vec::new());
         numeric.set(String::new());
         show_result.set(false);
@@ -490,6 +495,9 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
                 {wrong.then(|| view! { <button type="button" data-testid="try-again" on:click=try_again>{tr("quiz-try-again")}</button> })}
                 {hidden.then(|| view! { <button type="button" data-testid="show-answer" on:click=move |_| {
                     feedback.update(|f| *f = f.take().map(Feedback::revealed));
+                    revealed.update(|r| {
+                        r.insert(attempt.with_untracked(|a| a.current));
+                    });
                     browser::focus_when_drawn("[data-testid=feedback]");
                 }>{tr("quiz-show-answer")}</button> })}
                 {(index + 1 < total).then(|| view! { <button type="button" data-testid="next" on:click=move |_| go_to(index + 1)>{tr("quiz-next")}</button> })}

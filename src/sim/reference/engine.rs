@@ -434,6 +434,8 @@ pub struct StepCursor {
     phase: usize,
     record: StepRecord,
     loss_sum: f64,
+    /// The record is stored; more phases do nothing.
+    finished: bool,
 }
 
 /// What a pass over a set of items is for.
@@ -457,6 +459,7 @@ impl<T: Real> ReferenceEngine<T> {
                 ..StepRecord::default()
             },
             loss_sum: 0.0,
+            finished: false,
         })
     }
 
@@ -465,6 +468,9 @@ impl<T: Real> ReferenceEngine<T> {
     /// The same phases in the same order as one [`TrainingBackend::execute`], so the numbers are
     /// the same however the step is sliced.
     pub fn run_phase(&mut self, plan: &StepPlan, batch: &StepBatch, cursor: &mut StepCursor) -> Result<bool, SimError> {
+        if cursor.finished {
+            return Ok(true);
+        }
         let Some(&op) = plan.ops.get(cursor.op) else {
             return Ok(self.finish_step(cursor));
         };
@@ -590,6 +596,7 @@ impl<T: Real> ReferenceEngine<T> {
 
     /// Stores the finished step's record.
     fn finish_step(&mut self, cursor: &mut StepCursor) -> bool {
+        cursor.finished = true;
         self.has_reference = false;
         let mut record = std::mem::take(&mut cursor.record);
         record.train_loss = cursor.loss_sum / record.items.max(1) as f64;

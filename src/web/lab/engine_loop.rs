@@ -55,7 +55,7 @@ pub struct LabSignals {
     pub engine_notice: RwSignal<Option<Msg>>,
     pub boundaries: RwSignal<Vec<Option<DecisionBoundary>>>,
     pub first_step_ms: RwSignal<Option<f64>>,
-    /// Whether the engine is working on steps (they may finish after Pause).
+    /// Whether the engine works on steps begun while playing (they finish after a Pause).
     pub working: RwSignal<bool>,
     pub steps_per_frame: RwSignal<u32>,
 }
@@ -237,6 +237,10 @@ pub async fn run(
     loop {
         if let Some((config, labels)) = reset.take() {
             playback.stop();
+            // Errors of GPU work the Reset cancelled belong to the old experiment.
+            if let Some(context) = &context {
+                drop(context.take_errors());
+            }
             budget = FrameBudget::default();
             match Trainer::build(&config, context.as_ref()) {
                 Ok(mut built) => {
@@ -315,7 +319,8 @@ pub async fn run(
         let started_ms = browser::now_ms();
         // A step started while playing stops the frame's work once Pause arrives.
         let keep_going = || single_step || playback.playing.get();
-        signals.working.set(true);
+        // What Pause may have to wait for: a step begun while playing ("Pausing…").
+        signals.working.set(!single_step);
         let advanced = handling_commands(engine.advance(steps, &keep_going), &mut commands, &playback, signals).await;
         if !matches!(advanced, Ok(Ok(_))) {
             signals.working.set(false);
