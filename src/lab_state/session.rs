@@ -581,7 +581,11 @@ mod tests {
             "without a reference gradient the loss decides"
         );
         view.runs[1].spec.clip_max_norm = Some(1.0);
-        assert_eq!(view.scaled_agreement(), None, "a clipped run is not the unclipped full batch");
+        assert_eq!(
+            view.scaled_agreement(),
+            None,
+            "a clipped run is not the unclipped full batch"
+        );
         let mut norms = CpuLab::<f32>::cpu(small("norms")).unwrap();
         norms.run(2, |_| {}).unwrap();
         let view = LabView::new(&norms, labels(&norms), vec![], false);
