@@ -18,7 +18,7 @@ export async function steps(page) {
   return Number(await page.getByTestId('lab').getAttribute('data-steps'));
 }
 
-/** Presses play, waits for at least `atLeast` steps, presses pause and waits for the pause. */
+/** Presses play, waits for at least `atLeast` steps, presses pause and waits until it has settled. */
 export async function train(page, atLeast) {
   await page.getByTestId('play').click();
   await page.waitForFunction(
@@ -28,6 +28,10 @@ export async function train(page, atLeast) {
   );
   await page.getByTestId('play').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'paused');
+  // The step begun before the pause finishes first ("Pausing…"); the numbers settle after it.
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, {
+    timeout: 120_000,
+  });
   assert.deepEqual(page.errors ?? [], []);
 }
 
