@@ -362,6 +362,88 @@ fn clipping_before_accumulation_ends_changes_the_update(backend: &Backend) {
     );
     assert!(relative(&gradient(&lab, 1), &gradient(&lab, 0)) < backend.tolerance);
     assert!(relative(&gradient(&lab, 2), &gradient(&lab, 0)) > 1e-3);
+    // The clipping metrics: the norm clipping saw and the factor it applied, which together give
+    // the applied norm; per-micro-batch clipping averages its N factors.
+    for run in 0..2 {
+        let record = lab.runs()[run].history[0];
+        let (factor, before) = (record.clip_factor.unwrap(), record.grad_norm_before_clip.unwrap());
+        assert!(
+            factor < 1.0 && before > max_norm,
+            "run {run}: clipped ({factor}, {before})"
+        );
+        assert!(
+            ((factor * before) - record.grad_norm).abs() < 1e-5 * record.grad_norm,
+            "run {run}: factor x norm before = applied norm ({factor} x {before} vs {})",
+            record.grad_norm
+        );
+        assert!((factor - max_norm / (before + 1e-6)).abs() < 1e-6);
+    }
+    let each = lab.runs()[2].history[0];
+    let mean_factor = each.clip_factor.unwrap();
+    assert!(mean_factor > 0.0 && mean_factor <= 1.0);
+    assert!(
+        (mean_factor - lab.runs()[1].history[0].clip_factor.unwrap()).abs() > 1e-3,
+        "the mean of four partial-sum factors is not the one factor of the sum"
+    );
+    // The last clipping of `clip each` sees the partial sum after the last micro-batch.
+    let last_clipped = each.clip_factor.unwrap() < 1.0;
+    assert!(last_clipped && each.grad_norm_before_clip.unwrap() >= each.grad_norm - 1e-7);
+}
+
+fn an_unclipped_run_has_no_clipping_metrics(backend: &Backend) {
+    let config = small_lab(
+        DatasetKind::Spiral,
+        model(vec![8], Activation::Relu, Norm::None),
+        OptimizerSpec::default(),
+        0.1,
+        32,
+        &[("full", RegimeSpec::full_batch())],
+    );
+    let record = trained(backend, config, 1).runs()[0].history[0];
+    assert_eq!((record.clip_factor, record.grad_norm_before_clip), (None, None));
+}
+
+fn a_forgotten_zero_grad_shows_as_a_growing_norm_before_clipping(backend: &Backend) {
+    let forgotten = RegimeSpec {
+        zero_grad: ZeroGradPlacement::Forgotten,
+        ..RegimeSpec::accumulate(4)
+    };
+    let mut config = small_lab(
+        DatasetKind::Spiral,
+        model(vec![16], Activation::Relu, Norm::None),
+        OptimizerSpec::default(),
+        0.01,
+        64,
+        &[("correct", RegimeSpec::accumulate(4)), ("forgotten", forgotten)],
+    );
+    let first_norm = trained(backend, config.clone(), 1).runs()[0].history[0].grad_norm;
+    // A threshold four times the first gradient: the correct run never reaches it, the stale
+    // sum reaches it after about four steps. Clipping rescales the buffer in place (as PyTorch's
+    // clip_grad_norm_ does), so from then on the stale sum is capped, not removed.
+    let max_norm = 4.0 * first_norm;
+    for run in &mut config.runs {
+        run.clip_max_norm = Some(max_norm);
+    }
+    let lab = trained(backend, config, 8);
+    let record = |run: usize, step: usize| lab.runs()[run].history[step];
+    for step in 0..8 {
+        assert_eq!(
+            record(0, step).clip_factor,
+            Some(1.0),
+            "the correct run is never clipped"
+        );
+    }
+    let forgotten: Vec<f64> = (0..8).map(|s| record(1, s).grad_norm_before_clip.unwrap()).collect();
+    assert!(
+        forgotten.windows(2).take(4).all(|w| w[1] > w[0]),
+        "the stale sum grows: {forgotten:?}"
+    );
+    assert!(
+        forgotten[7] > max_norm && forgotten[7] > 4.0 * record(0, 7).grad_norm_before_clip.unwrap(),
+        "{forgotten:?}"
+    );
+    assert!(record(1, 7).clip_factor.unwrap() < 1.0);
+    assert!((record(1, 7).grad_norm - max_norm).abs() < 1e-4 * max_norm);
 }
 
 fn scheduler_per_micro_batch_runs_the_schedule_n_times_faster(backend: &Backend) {
@@ -450,6 +532,8 @@ for_every_backend!(
     zero_grad_every_micro_batch_keeps_only_the_last,
     forgotten_zero_grad_keeps_adding_old_gradients,
     clipping_before_accumulation_ends_changes_the_update,
+    an_unclipped_run_has_no_clipping_metrics,
+    a_forgotten_zero_grad_shows_as_a_growing_norm_before_clipping,
     scheduler_per_micro_batch_runs_the_schedule_n_times_faster,
     runs_share_initial_parameters_and_data,
 );

@@ -57,11 +57,19 @@ fn run_prints_csv_with_a_row_per_run_and_step() {
     assert!(lines[0].starts_with("run,step,train_loss"));
     assert_eq!(lines.len(), 1 + 3 * 3);
     // Full batch and loss / N agree; the unscaled run's gradient is 4x, so its relative error is 3.
-    let field = |line: &str, i: usize| line.rsplitn(12, ',').collect::<Vec<_>>()[11 - i].to_string();
-    let full_loss: f64 = field(lines[3], 2).parse().unwrap();
-    let accumulated_loss: f64 = field(lines[6], 2).parse().unwrap();
+    // Fields by the header's names; only the label (first) may hold commas, so split from the end.
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let field = |line: &str, name: &str| {
+        let i = header.iter().position(|h| *h == name).unwrap();
+        line.rsplitn(header.len(), ',').collect::<Vec<_>>()[header.len() - 1 - i].to_string()
+    };
+    let full_loss: f64 = field(lines[3], "train_loss").parse().unwrap();
+    let accumulated_loss: f64 = field(lines[6], "train_loss").parse().unwrap();
     assert!((full_loss - accumulated_loss).abs() < 1e-6 * full_loss);
-    let unscaled_error: f64 = field(lines[9], 6).parse().unwrap();
+    // No run of this scenario clips: its clipping columns are empty.
+    assert_eq!(field(lines[3], "clip_factor"), "");
+    assert_eq!(field(lines[3], "grad_norm_before_clip"), "");
+    let unscaled_error: f64 = field(lines[9], "grad_relative_error").parse().unwrap();
     assert!((unscaled_error - 3.0).abs() < 1e-4, "{}", lines[9]);
 }
 
@@ -84,7 +92,7 @@ fn run_prints_a_table_and_json() {
     assert!(json.status.success());
     let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
     let runs = value.as_array().unwrap();
-    assert_eq!(runs.len(), 5);
+    assert_eq!(runs.len(), 6);
     assert_eq!(runs[0]["engine"], "cpu-f64");
     assert_eq!(runs[0]["steps"].as_array().unwrap().len(), 2);
 }

@@ -125,6 +125,26 @@ fn compare(config: LabConfig, steps: u64, what: &str) -> f64 {
                     noisy_biases || (ac - ag).abs() <= one_item,
                     "{what} {label}: test accuracy {ac} vs {ag}"
                 );
+                assert_eq!(
+                    hc.clip_factor.is_some(),
+                    hg.clip_factor.is_some(),
+                    "{what} {label}: clipping"
+                );
+                for (name, cpu_value, gpu_value) in [
+                    ("clip factor", hc.clip_factor, hg.clip_factor),
+                    (
+                        "norm before clipping",
+                        hc.grad_norm_before_clip,
+                        hg.grad_norm_before_clip,
+                    ),
+                ] {
+                    if let (Some(c), Some(g)) = (cpu_value, gpu_value) {
+                        assert!(
+                            (c - g).abs() <= 1e-5 * c.abs().max(1e-3),
+                            "{what} {label}: {name} {c:e} vs {g:e}"
+                        );
+                    }
+                }
                 if let (Some(ec), Some(eg)) = (hc.grad_relative_error, hg.grad_relative_error) {
                     // Both are either float noise or a real mismatch of the same size.
                     assert!(

@@ -58,11 +58,22 @@ mod slot {
     pub const TEST_LOSS_SUM: u32 = 5;
     pub const TEST_CORRECT: u32 = 6;
     pub const CLIP_SQ: u32 = 7;
-    pub const COUNT: usize = 8;
+    pub const CLIP_FACTOR_SUM: u32 = 8;
+    pub const COUNT: usize = 9;
 }
 
 /// Steps whose metrics fit in the history buffer between two readbacks.
 const HISTORY_STEPS: usize = 256;
+
+/// A step submitted whose metrics are not read back yet: what its record needs besides the
+/// scalars (which metric operations ran, how many clippings to average).
+#[derive(Debug)]
+struct PendingStep {
+    record: StepRecord,
+    has_reference: bool,
+    evaluated: bool,
+    clips: u32,
+}
 
 #[derive(Debug)]
 struct LayerBuffers {
@@ -181,7 +192,7 @@ pub struct GpuEngine {
     scalars: wgpu::Buffer,
     history: wgpu::Buffer,
     /// Host-side parts of the records whose GPU parts are still in `history`.
-    pending: Vec<(StepRecord, bool, bool)>,
+    pending: Vec<PendingStep>,
     fixed_bytes: u64,
     submitter: Submitter,
 }
@@ -675,6 +686,7 @@ impl GpuEngine {
             ..StepRecord::default()
         };
         let (mut has_reference, mut evaluated) = (false, false);
+        let mut clips = 0u32;
         for op in &plan.ops {
             match *op {
                 Op::ReferenceGradient => {
@@ -732,11 +744,17 @@ impl GpuEngine {
                     record.items += rows.len();
                 }
                 Op::ClipGradNorm { max_norm } => {
+                    clips += 1;
                     self.reduce(&mut recorder, &self.grads, &self.grads, p, 1, slot::CLIP_SQ, false)?;
                     self.ops.run(
                         &mut recorder,
                         &kernels::CLIP,
-                        &[p as u32, slot::CLIP_SQ, (max_norm as f32).to_bits(), 0],
+                        &[
+                            p as u32,
+                            slot::CLIP_SQ,
+                            (max_norm as f32).to_bits(),
+                            slot::CLIP_FACTOR_SUM,
+                        ],
                         &[&self.scalars, &self.grads],
                         p as u32,
                     )?;
@@ -792,7 +810,12 @@ impl GpuEngine {
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
         recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
         let commands = self.submitter.encode(&ctx, &self.ops, recorder);
-        self.pending.push((record, has_reference, evaluated));
+        self.pending.push(PendingStep {
+            record,
+            has_reference,
+            evaluated,
+            clips,
+        });
         Ok(commands)
     }
 
@@ -806,7 +829,13 @@ impl GpuEngine {
             .pending
             .drain(..)
             .zip(values.chunks(slot::COUNT))
-            .map(|((mut record, has_reference, evaluated), s)| {
+            .map(|(pending, s)| {
+                let PendingStep {
+                    mut record,
+                    has_reference,
+                    evaluated,
+                    clips,
+                } = pending;
                 let get = |i: u32| f64::from(s[i as usize]);
                 record.train_loss = get(slot::LOSS_SUM) / record.items.max(1) as f64;
                 // Sums of squares are never negative; no `max(0.0)` here, which would turn a NaN
@@ -818,6 +847,10 @@ impl GpuEngine {
                     record.grad_relative_error = Some(get(slot::DIFF_SQ).sqrt() / reference_norm);
                     record.grad_cosine =
                         Some(get(slot::DOT) / (record.grad_norm * reference_norm).max(f64::MIN_POSITIVE));
+                }
+                if clips > 0 {
+                    record.clip_factor = Some(get(slot::CLIP_FACTOR_SUM) / f64::from(clips));
+                    record.grad_norm_before_clip = Some(get(slot::CLIP_SQ).sqrt());
                 }
                 if evaluated {
                     let rows = self.test_rows.max(1) as f64;

@@ -25,6 +25,13 @@ pub struct StepRecord {
     /// `|g_full|`: with `grad_norm`, how many times longer the run's gradient is (an unscaled
     /// run of N micro-batches: N times, which is what a relative error of N - 1 means).
     pub grad_reference_norm: Option<f64>,
+    /// The factor clipping multiplied the gradient buffer by (1 = not clipped), averaged over the
+    /// step's clipping operations (one per step, or one per micro-batch); `None` without clipping.
+    pub clip_factor: Option<f64>,
+    /// Norm of the gradient buffer when the step's last clipping looked at it (the accumulated
+    /// gradient before clipping: a forgotten zero_grad shows here as a growing norm); `None`
+    /// without clipping.
+    pub grad_norm_before_clip: Option<f64>,
     pub test_loss: Option<f64>,
     pub test_accuracy: Option<f64>,
     /// Relative parameter distance to the lab's baseline run of the same architecture, after the step.
@@ -39,6 +46,8 @@ impl StepRecord {
             self.grad_relative_error,
             self.grad_cosine,
             self.grad_reference_norm,
+            self.clip_factor,
+            self.grad_norm_before_clip,
             self.test_loss,
             self.test_accuracy,
         ];
@@ -118,7 +127,7 @@ pub fn activation_memory(layout: &Layout, rows: usize, bytes_per_value: usize) -
 
 /// The last column, `status`, is `trained`, or `diverged` on the step where a loss, gradient or
 /// parameter became NaN or infinite (the run's last row: it is not trained after it).
-pub const CSV_HEADER: &str = "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance,status";
+pub const CSV_HEADER: &str = "run,step,train_loss,items,learning_rate,grad_norm,grad_relative_error,grad_cosine,test_loss,test_accuracy,param_distance,clip_factor,grad_norm_before_clip,status";
 
 fn csv_field(value: Option<f64>) -> String {
     value.map_or_else(String::new, |v| format!("{v:e}"))
@@ -135,7 +144,7 @@ pub fn csv_text(text: &str) -> String {
 
 pub fn csv_row(label: &str, r: &StepRecord, diverged: bool) -> String {
     format!(
-        "{},{},{:e},{},{:e},{:e},{},{},{},{},{},{}",
+        "{},{},{:e},{},{:e},{:e},{},{},{},{},{},{},{},{}",
         csv_text(label),
         r.step + 1,
         r.train_loss,
@@ -147,6 +156,8 @@ pub fn csv_row(label: &str, r: &StepRecord, diverged: bool) -> String {
         csv_field(r.test_loss),
         csv_field(r.test_accuracy),
         csv_field(r.param_distance),
+        csv_field(r.clip_factor),
+        csv_field(r.grad_norm_before_clip),
         if diverged { "diverged" } else { "trained" },
     )
 }

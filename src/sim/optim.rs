@@ -244,16 +244,26 @@ pub fn global_norm<T: Real>(grads: &[T]) -> T {
 
 /// PyTorch's `clip_grad_norm_`: scale by `max_norm / (norm + 1e-6)` when that is below 1.
 /// Returns the norm before clipping.
-pub fn clip_by_global_norm<T: Real>(grads: &mut [T], max_norm: f64) -> T {
-    let norm = global_norm(grads);
-    let coefficient = max_norm / (norm.to_f64() + 1e-6);
+pub fn clip_by_global_norm<T: Real>(grads: &mut [T], max_norm: f64) -> Clipping {
+    let norm = global_norm(grads).to_f64();
+    let coefficient = max_norm / (norm + 1e-6);
     if coefficient < 1.0 {
         let c = T::from_f64(coefficient);
         for g in grads {
             *g *= c;
         }
     }
-    norm
+    Clipping {
+        norm,
+        factor: coefficient.min(1.0),
+    }
+}
+
+/// What one clipping did: the norm it saw and the factor it applied (1 = left alone).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clipping {
+    pub norm: f64,
+    pub factor: f64,
 }
 
 /// How the learning rate changes over optimizer steps.
@@ -405,12 +415,14 @@ mod tests {
     #[test]
     fn clipping_scales_to_the_max_norm_only_when_above() {
         let mut g = vec![3.0f64, 4.0];
-        let before = clip_by_global_norm(&mut g, 1.0);
-        assert_eq!(before, 5.0);
+        let clipping = clip_by_global_norm(&mut g, 1.0);
+        assert_eq!(clipping.norm, 5.0);
+        assert!((clipping.factor - 1.0 / (5.0 + 1e-6)).abs() < 1e-15);
         assert!((global_norm(&g) - 1.0).abs() < 1e-6);
         let mut small = vec![0.3f64, 0.4];
-        clip_by_global_norm(&mut small, 1.0);
+        let untouched = clip_by_global_norm(&mut small, 1.0);
         assert_eq!(small, vec![0.3, 0.4]);
+        assert_eq!(untouched.factor, 1.0);
     }
 
     #[test]

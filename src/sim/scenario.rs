@@ -119,6 +119,12 @@ fn variable_length() -> LabConfig {
     }
 }
 
+/// The clipping threshold of the pitfalls preset: below the accumulated gradient's norm for
+/// almost the whole run (so the correct run clips at nearly every step), and below the partial
+/// sums too, so clipping each micro-batch's partial sum turns the gradient during the whole run
+/// rather than for a few steps (measured: 198 of 200 steps clipped; see the tests).
+pub const PITFALLS_CLIP: f64 = 0.15;
+
 fn pitfalls() -> LabConfig {
     let schedule = ScheduleSpec::WarmupCosine {
         learning_rate: 0.3,
@@ -127,15 +133,13 @@ fn pitfalls() -> LabConfig {
         final_fraction: 0.0,
     };
     let correct = RegimeSpec::accumulate(ACCUMULATION);
-    let runs = [
+    let forgotten = RegimeSpec {
+        zero_grad: ZeroGradPlacement::Forgotten,
+        ..correct
+    };
+    let clipped = [
         ("correct accumulation", correct),
-        (
-            "zero_grad forgotten",
-            RegimeSpec {
-                zero_grad: ZeroGradPlacement::Forgotten,
-                ..correct
-            },
-        ),
+        ("zero_grad forgotten", forgotten),
         (
             "zero_grad every micro-batch",
             RegimeSpec {
@@ -162,12 +166,22 @@ fn pitfalls() -> LabConfig {
         label: label.into(),
         schedule,
         regime,
-        clip_max_norm: Some(0.5),
+        clip_max_norm: Some(PITFALLS_CLIP),
         ..RunSpec::default()
     });
+    // Clipping rescales the gradient buffer in place, which caps a forgotten zero_grad's stale
+    // sum; without clipping the sum grows step after step and the damage shows.
+    let unclipped_forgotten = RunSpec {
+        label: "zero_grad forgotten, no clipping".into(),
+        schedule,
+        regime: forgotten,
+        ..RunSpec::default()
+    };
+    let mut runs = clipped.to_vec();
+    runs.push(unclipped_forgotten);
     LabConfig {
         steps: 200,
-        runs: runs.to_vec(),
+        runs,
         ..LabConfig::default()
     }
 }

@@ -434,6 +434,9 @@ pub struct StepCursor {
     phase: usize,
     record: StepRecord,
     loss_sum: f64,
+    /// Sum of the clipping factors so far, and how many clippings there were.
+    clip_factor_sum: f64,
+    clips: u32,
     /// The record is stored; more phases do nothing.
     finished: bool,
 }
@@ -459,6 +462,8 @@ impl<T: Real> ReferenceEngine<T> {
                 ..StepRecord::default()
             },
             loss_sum: 0.0,
+            clip_factor_sum: 0.0,
+            clips: 0,
             finished: false,
         })
     }
@@ -489,7 +494,10 @@ impl<T: Real> ReferenceEngine<T> {
                 None
             }
             Op::ClipGradNorm { max_norm } => {
-                clip_by_global_norm(&mut self.grads, max_norm);
+                let clipping = clip_by_global_norm(&mut self.grads, max_norm);
+                cursor.clip_factor_sum += clipping.factor;
+                cursor.clips += 1;
+                cursor.record.grad_norm_before_clip = Some(clipping.norm);
                 None
             }
             Op::RecordGradient => {
@@ -600,6 +608,9 @@ impl<T: Real> ReferenceEngine<T> {
         self.has_reference = false;
         let mut record = std::mem::take(&mut cursor.record);
         record.train_loss = cursor.loss_sum / record.items.max(1) as f64;
+        if cursor.clips > 0 {
+            record.clip_factor = Some(cursor.clip_factor_sum / f64::from(cursor.clips));
+        }
         self.records.push(record);
         true
     }
