@@ -41,6 +41,7 @@ export async function results(page) {
     rows.map((tr) => ({
       run: tr.dataset.run,
       loss: tr.children[1].textContent,
+      cosine: tr.children[3].textContent,
       exactLoss: Number(tr.dataset.loss),
       gradError: tr.dataset.gradError === undefined ? NaN : Number(tr.dataset.gradError),
     })),

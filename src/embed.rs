@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::i18n::Msg;
 use crate::lab_state::controls::Control;
+use crate::plot::Metric;
 
 /// What an embedded iframe shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,16 +25,42 @@ pub enum Section {
     /// The whole settings panel.
     Settings,
     Boundaries,
+    /// The language switch (the course page chose the language with `lang`).
+    Language,
+    /// The results table and its agreement line.
+    Table,
+    /// The experiment's explanation (its title and what to notice stay).
+    Explanation,
+    /// One chart, by its slug (`hide=cosine,grad-norm`).
+    Chart(Metric),
 }
 
 impl Section {
-    pub const ALL: [Section; 3] = [Section::Menu, Section::Settings, Section::Boundaries];
+    pub const ALL: [Section; 13] = [
+        Section::Menu,
+        Section::Settings,
+        Section::Boundaries,
+        Section::Language,
+        Section::Table,
+        Section::Explanation,
+        Section::Chart(Metric::ALL[0]),
+        Section::Chart(Metric::ALL[1]),
+        Section::Chart(Metric::ALL[2]),
+        Section::Chart(Metric::ALL[3]),
+        Section::Chart(Metric::ALL[4]),
+        Section::Chart(Metric::ALL[5]),
+        Section::Chart(Metric::ALL[6]),
+    ];
 
     pub fn key(self) -> &'static str {
         match self {
             Section::Menu => "menu",
             Section::Settings => "settings",
             Section::Boundaries => "boundaries",
+            Section::Language => "language",
+            Section::Table => "table",
+            Section::Explanation => "explanation",
+            Section::Chart(metric) => metric.slug(),
         }
     }
 }
@@ -272,6 +299,38 @@ mod tests {
         let (options, notices) = EmbedOptions::from_pairs(&pairs(&[("embed", "quiz"), ("origin", "*")]));
         assert_eq!(options.unwrap().parent_origin, None, "a wildcard is never an origin");
         assert_eq!(notices.len(), 1);
+    }
+
+    #[test]
+    fn an_embed_can_hide_the_language_switch_the_table_and_any_chart() {
+        let (options, notices) = EmbedOptions::from_pairs(&pairs(&[
+            ("embed", "lab"),
+            ("hide", "language,table,explanation,cosine,clip-factor,grad-norm,chart"),
+        ]));
+        let options = options.unwrap();
+        for section in [
+            Section::Language,
+            Section::Table,
+            Section::Explanation,
+            Section::Chart(Metric::GradCosine),
+            Section::Chart(Metric::ClipFactor),
+            Section::Chart(Metric::GradNorm),
+        ] {
+            assert!(options.hides_section(section), "{section:?}");
+        }
+        assert!(!options.hides_section(Section::Chart(Metric::TrainLoss)));
+        assert_eq!(
+            notices,
+            vec![Msg::new("notice-bad-parameter")
+                .quoted("value", "chart")
+                .arg("parameter", "hide")]
+        );
+        // Every chart has a key, and no two sections share one.
+        let mut keys: Vec<&str> = Section::ALL.iter().map(|s| s.key()).collect();
+        assert!(Metric::ALL.iter().all(|m| keys.contains(&m.slug())));
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Section::ALL.len());
     }
 
     #[test]

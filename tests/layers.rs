@@ -87,7 +87,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ),
     (
         "embed",
-        &["lab_state", "route", "i18n"],
+        &["lab_state", "plot", "route", "i18n"],
         &["wgpu", "leptos", "web_sys", "axum", "sqlx", "tokio"],
     ),
     // Native only: the issuer service uses the quiz core and the credential layer, never the UI or the GPU.

@@ -18,6 +18,7 @@ notice-preset-fixes = The { $scenario } scenario fixes { $parameters }; the link
 quiz-load-failed = The quiz could not be loaded: { $reason }
 
 ## Scenarios
+scenario-select-label = Experiment
 scenarios-nav = Scenarios
 scenario-scaling-title = Full batch vs accumulated vs unscaled (SGD)
 scenario-scaling-explanation = Three runs start from the same weights and see the same 256 examples at every step. The first takes them as one batch. The second splits them into 4 micro-batches of 64, scales each micro-batch's loss by 1/4 and adds up the gradients before one optimizer step. The third adds up the gradients without the 1/4, so its gradient is 4 times too large.
@@ -33,7 +34,7 @@ scenario-variable_length-explanation = Each example is a sequence whose tokens e
 scenario-variable_length-notice = Notice: "mean of means" has a clear gradient error; "/ total tokens" matches the full batch.
 scenario-pitfalls-title = Pitfalls: zero_grad, clipping, scheduler
 scenario-pitfalls-explanation = Four mistakes real training loops make, each against the correct loop: forgetting zero_grad (gradients pile up across steps), calling it every micro-batch (only the last micro-batch's gradient survives), clipping each micro-batch instead of the summed gradient, and stepping the learning-rate schedule per micro-batch instead of per optimizer step.
-scenario-pitfalls-notice = Notice: every misplaced call moves the gradient or the learning rate away from the correct run's; the correct run has no gradient error.
+scenario-pitfalls-notice = Notice: clipping shortens the correct run's gradient but never turns it: its gradient error is 1 minus its clipping factor and its cosine stays exactly 1. Clip every micro-batch clips the partial sums as they grow, so early micro-batches are shrunk more than late ones: its clipping factor differs from the correct run's and its gradient turns (cosine below 1). zero_grad forgotten keeps every old gradient in the buffer: without clipping its gradient norm grows step after step and its loss jumps; with clipping, the buffer is rescaled in place each step, so the stale sum acts like momentum with a fixed step length, which happens to suit this easy problem but follows old gradients rather than the current one (cosine well below 1). zero_grad every micro-batch keeps only the last micro-batch. The scheduler stepped per micro-batch warms up and decays 4 times too fast (learning-rate chart).
 scenario-memory-title = Activation memory
 scenario-memory-explanation = Accumulation trades time for memory: the forward and backward pass only ever hold the activations of one micro-batch. The bars show the activation memory of each run's largest micro-batch against the full batch.
 scenario-memory-notice = Notice: the training curves are the same for all three runs, while the activation memory falls with N.
@@ -154,6 +155,7 @@ chart-grad-norm = Gradient norm
 chart-cosine = Cosine with the full-batch gradient
 chart-accuracy = Test accuracy
 chart-learning-rate = Learning rate per optimizer step
+chart-clip-factor = Clipping factor per step (1 = not clipped)
 chart-summary-series = { $run }: { $value } at step { $step }, { $shape ->
         [rising] rising
         [falling] falling
@@ -162,6 +164,10 @@ chart-summary-series = { $run }: { $value } at step { $step }, { $shape ->
     } over the last steps.
 chart-summary-overlap = These runs lie on top of each other: { $runs }.
 chart-summary-diverged = { $run } diverged at step { $step }.
+charts-runs-shown = Runs on the charts (select to show or hide)
+charts-more = More charts
+embed-settings = Settings
+embed-about = About this experiment
 chart-step = optimizer step
 chart-download-png = Download PNG
 chart-boundary = Decision boundary: { $run }
@@ -194,6 +200,7 @@ run-pitfalls-1 = zero_grad forgotten
 run-pitfalls-2 = zero_grad every micro-batch
 run-pitfalls-3 = clip every micro-batch
 run-pitfalls-4 = scheduler every micro-batch
+run-pitfalls-5 = zero_grad forgotten, no clipping
 run-memory-0 = full batch
 run-memory-1 = accumulate 4
 run-memory-2 = accumulate 16
@@ -249,6 +256,12 @@ storage-blocked = browser storage is blocked, so progress is not saved
 storage-save-failed = could not save progress (storage full or blocked)
 
 ## Certificate
+cert-certifies = This certifies that
+cert-learned = What was learned
+cert-scan = Scan to verify this certificate
+cert-issued-signed = Signed by { $issuer } ({ $did }): an Open Badges 3.0 credential that anyone can verify.
+cert-issued-integrity = Issued by Gradient Accumulation Lab in this browser. Integrity only: the ID proves the name, score and date were not changed, not who issued it.
+cert-score = Score
 cert-kicker = Certificate of completion
 cert-quiz-name = Gradient Accumulation Lab quiz
 cert-passed-short = passed with { $score } % on { $date } (quiz version { $version })

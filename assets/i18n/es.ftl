@@ -18,6 +18,7 @@ notice-preset-fixes = El escenario { $scenario } fija { $parameters }; se ignora
 quiz-load-failed = No se pudo cargar el cuestionario: { $reason }
 
 ## Escenarios
+scenario-select-label = Experimento
 scenarios-nav = Escenarios
 scenario-scaling-title = Lote completo frente a acumulado frente a sin escalar (SGD)
 scenario-scaling-explanation = Tres ejecuciones parten de los mismos pesos y ven los mismos 256 ejemplos en cada paso. La primera los toma como un solo lote. La segunda los divide en 4 microlotes de 64, escala la pérdida de cada microlote por 1/4 y suma los gradientes antes de un paso del optimizador. La tercera suma los gradientes sin el 1/4, así que su gradiente es 4 veces demasiado grande.
@@ -33,7 +34,7 @@ scenario-variable_length-explanation = Cada ejemplo es una secuencia cuyos token
 scenario-variable_length-notice = Observa: «media de medias» tiene un error de gradiente claro; «/ tokens totales» coincide con el lote completo.
 scenario-pitfalls-title = Trampas: zero_grad, recorte, planificador
 scenario-pitfalls-explanation = Cuatro errores que cometen los bucles de entrenamiento reales, cada uno frente al bucle correcto: olvidar zero_grad (los gradientes se acumulan entre pasos), llamarlo en cada microlote (solo sobrevive el gradiente del último microlote), recortar cada microlote en vez del gradiente sumado, y avanzar el planificador de la tasa de aprendizaje por microlote en vez de por paso del optimizador.
-scenario-pitfalls-notice = Observa: cada llamada mal colocada aleja el gradiente o la tasa de aprendizaje de los de la ejecución correcta; la ejecución correcta no tiene error de gradiente.
+scenario-pitfalls-notice = Observa: el recorte acorta el gradiente de la ejecución correcta pero nunca lo gira: su error de gradiente es 1 menos su factor de recorte y su coseno se queda exactamente en 1. Recorte en cada microlote recorta las sumas parciales a medida que crecen, así que los primeros microlotes se encogen más que los últimos: su factor de recorte difiere del de la ejecución correcta y su gradiente gira (coseno por debajo de 1). zero_grad olvidado guarda todos los gradientes antiguos en el búfer: sin recorte, la norma de su gradiente crece paso tras paso y su pérdida da saltos; con recorte, el búfer se reescala en su sitio en cada paso, así que la suma acumulada actúa como un momento con una longitud de paso fija, lo que en este problema fácil le favorece, pero sigue gradientes antiguos en vez del actual (coseno muy por debajo de 1). zero_grad en cada microlote conserva solo el último microlote. El planificador avanzado por microlote calienta y decae 4 veces demasiado rápido (gráfica de la tasa de aprendizaje).
 scenario-memory-title = Memoria de activaciones
 scenario-memory-explanation = La acumulación cambia tiempo por memoria: las pasadas hacia delante y hacia atrás solo guardan las activaciones de un microlote. Las barras muestran la memoria de activaciones del microlote más grande de cada ejecución frente al lote completo.
 scenario-memory-notice = Observa: las curvas de entrenamiento son iguales en las tres ejecuciones, mientras que la memoria de activaciones baja con N.
@@ -154,6 +155,7 @@ chart-grad-norm = Norma del gradiente
 chart-cosine = Coseno con el gradiente del lote completo
 chart-accuracy = Precisión en prueba
 chart-learning-rate = Tasa de aprendizaje por paso del optimizador
+chart-clip-factor = Factor de recorte por paso (1 = sin recortar)
 chart-summary-series = { $run }: { $value } en el paso { $step }, { $shape ->
         [rising] subiendo
         [falling] bajando
@@ -162,6 +164,10 @@ chart-summary-series = { $run }: { $value } en el paso { $step }, { $shape ->
     } en los últimos pasos.
 chart-summary-overlap = Estas ejecuciones quedan una encima de otra: { $runs }.
 chart-summary-diverged = { $run } divergió en el paso { $step }.
+charts-runs-shown = Ejecuciones en las gráficas (selecciona para mostrar u ocultar)
+charts-more = Más gráficas
+embed-settings = Ajustes
+embed-about = Sobre este experimento
 chart-step = paso del optimizador
 chart-download-png = Descargar PNG
 chart-boundary = Frontera de decisión: { $run }
@@ -194,6 +200,7 @@ run-pitfalls-1 = zero_grad olvidado
 run-pitfalls-2 = zero_grad en cada microlote
 run-pitfalls-3 = recorte en cada microlote
 run-pitfalls-4 = planificador en cada microlote
+run-pitfalls-5 = zero_grad olvidado, sin recorte
 run-memory-0 = lote completo
 run-memory-1 = acumular 4
 run-memory-2 = acumular 16
@@ -249,6 +256,12 @@ storage-blocked = el almacenamiento del navegador está bloqueado, así que el p
 storage-save-failed = no se pudo guardar el progreso (almacenamiento lleno o bloqueado)
 
 ## Certificado
+cert-certifies = Se certifica que
+cert-learned = Lo aprendido
+cert-scan = Escanea para verificar este certificado
+cert-issued-signed = Firmado por { $issuer } ({ $did }): una credencial Open Badges 3.0 que cualquiera puede verificar.
+cert-issued-integrity = Emitido por Gradient Accumulation Lab en este navegador. Solo integridad: el ID prueba que el nombre, la puntuación y la fecha no se cambiaron, no quién lo emitió.
+cert-score = Puntuación
 cert-kicker = Certificado de aprovechamiento
 cert-quiz-name = Cuestionario de Gradient Accumulation Lab
 cert-passed-short = aprobado con un { $score } % el { $date } (versión del cuestionario { $version })

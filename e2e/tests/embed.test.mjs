@@ -99,7 +99,9 @@ test('the iframe sizes itself with embed.js, the H5P protocol and lti.frameResiz
   // Hidden and locked controls, hidden menu.
   assert.equal(await lab.locator('#control-seed').count(), 0);
   assert.ok(await lab.locator('#control-spf').isDisabled());
-  assert.ok(await lab.locator('nav[aria-label=Scenarios]').isHidden());
+  assert.ok(await lab.getByTestId('scenario-select').isHidden());
+  // Without hide=menu the experiment list is there, as one line.
+  assert.ok(await frameOf(page, 'canvas').getByTestId('scenario-select').isVisible());
   // The content grows: the iframe follows.
   const before = await heightOf(page, 'canvas');
   // Chromium pauses animation frames in off-screen cross-origin iframes, so training (like a
@@ -172,6 +174,68 @@ test('a scenario trained far enough is reported as experienced', async () => {
   const statement = await page.evaluate(() => window.statements.find((s) => s.verb.display['en-US'] === 'experienced'));
   assert.match(statement.object.id, /\/lab\/scaling$/);
   assert.equal(statement.result.completion, true);
+  await page.close();
+});
+
+/** Opens an embedded Lab at `width` px (as a course page's iframe would be), trains `steps` and returns the page. */
+async function embeddedLab(query, width, steps = 20) {
+  const page = await app.browser.newPage({ viewport: { width, height: 900 } });
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  await page.goto(`${app.server.url}?${query}`);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
+  await page.getByTestId('play').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= n, steps, { timeout: 60_000 });
+  await page.getByTestId('play').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, { timeout: 60_000 });
+  return page;
+}
+
+const contentHeight = (page) => page.evaluate(() => document.documentElement.scrollHeight);
+
+test('an embedded experiment is compact at 700 px and never cut', async () => {
+  // The hostile pass's case: hide=settings grew the iframe to 3,781 px and cut the table.
+  for (const [query, limit] of [
+    ['embed=lab&scenario=scaling&hide=settings', 1200],
+    ['embed=lab&scenario=scaling', 1260],
+  ]) {
+    const page = await embeddedLab(query, 700);
+    const height = await contentHeight(page);
+    assert.ok(height <= limit, `${query}: ${height}px tall at 700px wide (at most ${limit})`);
+    const cut = await page.evaluate(() => {
+      const overflowing = (el) => el.scrollWidth > el.clientWidth + 1;
+      return [document.documentElement, document.querySelector('.results .table-scroll')]
+        .filter(overflowing)
+        .map((el) => `${el.className || el.tagName}: ${el.scrollWidth} > ${el.clientWidth}`);
+    });
+    assert.deepEqual(cut, [], `${query}: content wider than its box`);
+    // Folded, not gone: the other charts and the boundaries open with one click, drawn.
+    await page.getByTestId('more-charts').locator('summary').click();
+    await page.getByTestId('chart-cosine').waitFor();
+    const canvasWidth = await page.getByTestId('chart-cosine').locator('canvas').evaluate((c) => c.width);
+    assert.ok(canvasWidth > 250, `an unfolded chart is drawn at its width (${canvasWidth}px)`);
+    await screenshot(page, `embed-compact-${query.includes('hide') ? 'no-settings' : 'default'}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+});
+
+test('hide= removes the menu, the language switch, the table, the explanation and any chart', async () => {
+  const page = await embeddedLab('embed=lab&scenario=pitfalls&hide=menu,language,table,explanation,loss,grad-norm', 700, 5);
+  assert.ok(await page.getByTestId('scenario-select').isHidden());
+  assert.equal(await page.locator('.languages').count(), 0);
+  assert.ok(await page.getByTestId('results-table').isHidden());
+  assert.equal(await page.locator('details.about').count(), 1);
+  assert.ok(await page.locator('details.about').isHidden());
+  assert.equal(await page.getByTestId('chart-loss').count(), 0);
+  assert.equal(await page.getByTestId('chart-grad-norm').count(), 0);
+  // The key chart that is left is shown; the others wait under "More charts".
+  assert.ok(await page.getByTestId('chart-cosine').isVisible());
+  await page.getByTestId('more-charts').locator('summary').click();
+  assert.ok(await page.getByTestId('chart-clip-factor').isVisible());
+  assert.equal(await page.getByTestId('open-full').count(), 1, 'the way to the full app stays');
+  await screenshot(page, 'embed-hidden-parts');
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

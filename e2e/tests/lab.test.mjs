@@ -74,22 +74,57 @@ test('variable length: a mean of means is wrong, the total item count is right',
   await page.close();
 });
 
-test('pitfalls: each misplaced call departs from the correct run', async () => {
+test('pitfalls: each misplaced call departs from the correct run, and the charts show how', async () => {
   const page = await openLab(app, '?view=lab&scenario=pitfalls&spf=5');
   await train(page, 30);
   const [correct, ...pitfalls] = await results(page);
-  assert.ok(correct.gradError < 1e-5, `correct run error ${correct.gradError}`);
-  assert.equal(pitfalls.length, 4);
+  // Clipping shortens the correct run's gradient and never turns it.
+  assert.equal(correct.cosine, '1.000000');
+  assert.equal(pitfalls.length, 5);
   for (const run of pitfalls) {
-    assert.ok(run.loss !== correct.loss || run.gradError > 1e-4, `${run.run} looks like the correct run`);
+    assert.ok(
+      run.loss !== correct.loss || Math.abs(run.gradError - correct.gradError) > 1e-4,
+      `${run.run} looks like the correct run`,
+    );
   }
-  // The scheduler pitfall gets its learning-rate chart (a constant learning rate gets none).
+  // Clipping every micro-batch turns the gradient; without clipping a forgotten zero_grad's
+  // norm grows (its cosine is also below 1).
+  const byName = Object.fromEntries(pitfalls.map((r) => [r.run, r]));
+  assert.ok(Number(byName['clip every micro-batch'].cosine) < 1, byName['clip every micro-batch'].cosine);
+  assert.ok(Number(byName['zero_grad forgotten, no clipping'].cosine) < 0.99);
+  // The scheduler pitfall gets its learning-rate chart and clipping its clipping-factor chart
+  // (a constant learning rate and no clipping get neither).
   await page.getByTestId('chart-learning-rate').waitFor();
+  await page.getByTestId('chart-clip-factor').waitFor();
+  assert.match(await page.getByTestId('chart-clip-factor-summary').textContent(), /clip every micro-batch/);
   await screenshot(page, 'lab-pitfalls');
   await page.close();
   const scaling = await openLab(app, '?view=lab&scenario=scaling');
   assert.equal(await scaling.getByTestId('chart-learning-rate').count(), 0);
+  assert.equal(await scaling.getByTestId('chart-clip-factor').count(), 0);
   await scaling.close();
+});
+
+test('the legend toggles runs on and off on every chart, kept in the URL', async () => {
+  const page = await openLab(app, '?view=lab&scenario=norms&spf=5');
+  await train(page, 5);
+  const toggle = page.locator('[data-run-toggle="2"]');
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+  assert.match(await page.getByTestId('chart-grad-norm-summary').textContent(), /LayerNorm, full batch/);
+  await toggle.click();
+  assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=chart-grad-norm-summary]').textContent.includes('LayerNorm, full batch'));
+  assert.doesNotMatch(await page.getByTestId('chart-loss-summary').textContent(), /LayerNorm, full batch/);
+  assert.equal((await address(page)).searchParams.get('runs_off'), '2');
+  assert.equal(await steps(page), 5, 'switching a run off does not restart training');
+  // Kept across a reload; the table still lists every run.
+  await page.reload();
+  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  assert.equal(await page.locator('[data-run-toggle="2"]').getAttribute('aria-pressed'), 'false');
+  // Another experiment shows all its runs.
+  await page.locator('.scenario-menu a[data-scenario=scaling]').click();
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('runs_off'));
+  await page.close();
 });
 
 test('memory: the GPU engine holds one micro-batch of activations', async () => {
@@ -215,11 +250,20 @@ test('keyboard only: Tab reaches every control and Enter trains', async () => {
   await page.close();
 });
 
-test('phone width: the page fits and the charts stay readable', async () => {
+test('phone width: Play on the first screen, every result column visible, the charts readable', async () => {
   const page = await openLab(app, '?view=lab&scenario=norms&spf=5', { viewport: { width: 390, height: 844 } });
+  const play = await page.getByTestId('play').boundingBox();
+  assert.ok(play.y + play.height <= 844, `Play ends at ${play.y + play.height}px, below the first screen`);
   await train(page, 10);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  // One card per run: nothing scrolls sideways, and the gradient error is on screen, labelled.
+  const region = page.locator('.results .table-scroll');
+  assert.ok(await region.evaluate((r) => r.scrollWidth <= r.clientWidth), 'the results scroll sideways');
+  const cell = page.locator('[data-testid=results-table] tbody tr').nth(1).locator('td').nth(1);
+  const box = await cell.boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, `gradient error cell at ${box.x}..${box.x + box.width}`);
+  assert.equal(await cell.getAttribute('data-label'), 'gradient error vs full batch');
   const width = await page.getByTestId('chart-loss').locator('canvas').evaluate((c) => c.width);
   assert.ok(width >= 300 && width <= 390, `chart canvas ${width}px wide`);
   await screenshot(page, 'lab-phone');

@@ -2,6 +2,7 @@
 // URL across reloads and links, for the Lab, the quiz bank and the shell.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { withAppAndBrowser, screenshot } from '../harness.mjs';
 import { openLab, train, results, address } from '../lab-helpers.mjs';
 
@@ -22,6 +23,16 @@ test('switching to Spanish changes the visible text and survives a reload', asyn
   const rows = await results(page);
   assert.equal(rows[1].run, 'BatchNorm, acumular 4');
   assert.match(await page.getByTestId('status').textContent(), /En pausa en el paso/);
+  // Spanish numbers: a decimal comma in the table, the charts' words and the agreement line;
+  // the CSV stays machine-readable.
+  assert.match(rows[0].loss, /^\d+,\d{6}$/, rows[0].loss);
+  assert.match(rows[0].cosine, /^\d,\d{6}$/, rows[0].cosine);
+  assert.doesNotMatch(await page.getByTestId('results-table').textContent(), /\d\.\d/);
+  assert.match(await page.getByTestId('chart-loss-summary').textContent(), /\d,\d/);
+  assert.doesNotMatch(await page.getByTestId('chart-loss-summary').textContent(), /\d\.\d/);
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+  const lines = (await readFile(await csv.path(), 'utf8')).trim().split('\n');
+  assert.match(lines[1], /^"?BatchNorm, lote completo"?,1,\d\.\d+e-?\d+,/, lines[1]);
   await screenshot(page, 'lab-spanish');
   await page.reload();
   await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);

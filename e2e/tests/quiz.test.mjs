@@ -94,12 +94,22 @@ test('take the quiz, reload midway, pass, and verify the certificate elsewhere',
   const png = readFileSync(await download.path());
   assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   assert.ok(png.length > 10_000, 'the PNG has content');
+  // The PNG is the card the page shows (and prints): the same drawing, at A4 landscape.
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [1600, 1131]);
+  const shown = await card.locator('[data-testid=cert-image] img').evaluate((img) => [img.naturalWidth, img.naturalHeight]);
+  assert.deepEqual(shown, [1600, 1131]);
+  // What was learned and the score are in its text alternative too.
+  assert.match(await card.textContent(), /What was learned: what accumulation buys, effective batch size/);
 
   // Printing shows the certificate and hides the site chrome and the quiz.
   await page.emulateMedia({ media: 'print' });
   assert.equal(await page.locator('.site-header').isVisible(), false);
   assert.equal(await page.getByTestId('question').isVisible(), false);
   assert.equal(await page.getByTestId('certificate').isVisible(), true);
+  // The print is the image alone: no share field, no buttons.
+  assert.equal(await page.getByTestId('cert-image').isVisible(), true);
+  assert.equal(await page.getByTestId('download-png').isVisible(), false);
+  assert.equal(await page.locator('#share-link').isVisible(), false);
   await screenshot(page, 'quiz-certificate-print');
   await page.emulateMedia({ media: 'screen' });
 

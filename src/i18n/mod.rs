@@ -27,6 +27,11 @@ impl Language {
     }
 
     /// The language's own name, as the switcher shows it.
+    /// Whether numbers are written with a decimal comma (`0,5`) rather than a point.
+    pub fn decimal_comma(self) -> bool {
+        matches!(self, Language::Spanish)
+    }
+
     pub fn endonym(self) -> &'static str {
         match self {
             Language::English => "English",
@@ -171,6 +176,34 @@ impl Localizer {
         self.format(&msg.id, &msg.args)
     }
 
+    /// A number as Rust formats it (`0.5476`, `2.3e-7`, `77.2 %`, a list `0.1, 0.2`) written
+    /// the way this language writes numbers: Spanish uses a decimal comma, and separates a list
+    /// of decimals with semicolons. Anything that is not a number is returned unchanged, so
+    /// labels and quoted input never change.
+    pub fn number(&self, text: &str) -> String {
+        if !self.language.decimal_comma() {
+            return text.to_string();
+        }
+        let pieces: Vec<&str> = text.split(", ").collect();
+        let numeric = |piece: &str| {
+            piece
+                .split(' ')
+                .next()
+                .is_some_and(|first| first.parse::<f64>().is_ok_and(f64::is_finite))
+        };
+        if !pieces.iter().all(|p| numeric(p)) {
+            return text.to_string();
+        }
+        pieces
+            .iter()
+            .map(|piece| match piece.split_once(' ') {
+                Some((number, unit)) => format!("{} {unit}", number.replace('.', ",")),
+                None => piece.replace('.', ","),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     fn format(&self, id: &str, args: &[(&'static str, String)]) -> String {
         let Some(pattern) = self.bundle.get_message(id).and_then(|m| m.value()) else {
             // A missing message shows its id, which a test prevents from shipping.
@@ -178,7 +211,7 @@ impl Localizer {
         };
         let mut fluent_args = FluentArgs::new();
         for (name, value) in args {
-            fluent_args.set(*name, value.as_str());
+            fluent_args.set(*name, self.number(value));
         }
         let mut errors = Vec::new();
         self.bundle
@@ -205,6 +238,32 @@ pub fn message_ids(source: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spanish_writes_numbers_with_a_decimal_comma_and_leaves_the_rest() {
+        let es = Localizer::new(Language::Spanish).expect("Spanish loads");
+        let en = Localizer::english();
+        for (text, spanish) in [
+            ("0.547622", "0,547622"),
+            ("2.3e-7", "2,3e-7"),
+            ("3.00e0", "3,00e0"),
+            ("77.2 %", "77,2 %"),
+            ("1.5 MiB", "1,5 MiB"),
+            ("0.0049, 0.0017, 0.0039", "0,0049; 0,0017; 0,0039"),
+            ("42", "42"),
+            ("accumulate 4, loss / 4", "accumulate 4, loss / 4"),
+            ("v1.2.3", "v1.2.3"),
+            ("NaN", "NaN"),
+            ("\u{2068}0.5\u{2069}", "\u{2068}0.5\u{2069}"),
+        ] {
+            assert_eq!(es.number(text), spanish, "{text}");
+            assert_eq!(en.number(text), text);
+        }
+        // Arguments of messages go through it: the ratio reads "x4,00" in Spanish.
+        let ratio = Msg::new("results-grad-ratio").arg("ratio", "4.00");
+        assert!(es.msg(&ratio).contains("4,00"), "{}", es.msg(&ratio));
+        assert!(en.msg(&ratio).contains("4.00"));
+    }
 
     #[test]
     fn quoted_text_is_isolated_and_bounded() {

@@ -172,6 +172,7 @@ mod tests {
             x_label: String::new(),
             y_label: String::new(),
             log_y: false,
+            look: crate::plot::ChartLook::default(),
             series: vec![
                 series("full batch", &[1.0, 0.8, 0.6]),
                 series("loss / 4", &[1.0, 0.8 + 1e-5, 0.6]),

@@ -169,7 +169,13 @@ pub struct LabControls {
     pub micro_batches: usize,
     pub seed: u64,
     pub steps_per_frame: u32,
+    /// Runs the learner switched off on the charts (indices, ascending); kept in the URL as
+    /// `runs_off=1-3`, and not a training setting: switching never restarts training.
+    pub runs_off: Vec<usize>,
 }
+
+/// More runs than any experiment has; a larger index in `runs_off` is a bad parameter.
+const MAX_RUNS_OFF_INDEX: usize = 15;
 
 impl Default for LabControls {
     fn default() -> Self {
@@ -185,6 +191,7 @@ impl Default for LabControls {
             micro_batches: 4,
             seed: 42,
             steps_per_frame: 2,
+            runs_off: Vec::new(),
         }
     }
 }
@@ -276,7 +283,30 @@ impl LabControls {
         for control in Control::ALL.into_iter().filter(|c| self.is_editable(*c)) {
             body.push_str(&format!("&{}={}", control.key(), encode(&self.text_of(control))));
         }
+        if !self.runs_off.is_empty() {
+            let runs: Vec<String> = self.runs_off.iter().map(usize::to_string).collect();
+            body.push_str(&format!("&runs_off={}", runs.join("-")));
+        }
         format!("?{body}")
+    }
+
+    /// Switches run `run` on or off on the charts.
+    pub fn toggle_run(&mut self, run: usize) {
+        match self.runs_off.binary_search(&run) {
+            Ok(i) => {
+                self.runs_off.remove(i);
+            }
+            Err(i) => self.runs_off.insert(i, run),
+        }
+    }
+
+    /// Another experiment: its runs are other runs, so every run is shown again.
+    pub fn with_experiment(&self, experiment: &str) -> Self {
+        Self {
+            scenario: experiment.to_string(),
+            runs_off: Vec::new(),
+            ..self.clone()
+        }
     }
 
     /// Reads controls from URL pairs. A missing parameter keeps its default; a malformed or
@@ -375,6 +405,21 @@ impl LabControls {
                 _ => bad(Control::StepsPerFrame, &v),
             }
         }
+        if let Some(v) = get("runs_off") {
+            let runs: Option<Vec<usize>> = v.split('-').map(|r| r.parse().ok()).collect();
+            match runs {
+                Some(mut runs) if runs.iter().all(|&r| r <= MAX_RUNS_OFF_INDEX) => {
+                    runs.sort_unstable();
+                    runs.dedup();
+                    controls.runs_off = runs;
+                }
+                _ => notices.push(
+                    Msg::new("notice-bad-parameter")
+                        .quoted("value", &v)
+                        .arg("parameter", "runs_off"),
+                ),
+            }
+        }
         // A preset fixes everything but the seed and the pace: values for the rest are dropped
         // (the rewritten URL loses them too) and the learner is told which.
         if controls.scenario != SANDBOX {
@@ -399,6 +444,7 @@ impl LabControls {
                     scenario: controls.scenario,
                     seed: controls.seed,
                     steps_per_frame: controls.steps_per_frame,
+                    runs_off: controls.runs_off,
                     ..defaults.clone()
                 };
             }
@@ -437,7 +483,7 @@ impl LabControls {
         let mut next = self.clone();
         let number = || Msg::new("control-error-number");
         match control {
-            Control::Scenario => next.scenario = text.to_string(),
+            Control::Scenario => next = next.with_experiment(text),
             Control::Dataset => {
                 next.dataset = DatasetKind::ALL
                     .into_iter()
@@ -584,6 +630,7 @@ impl LabControls {
             micro_batches,
             seed: config.init_seed,
             steps_per_frame: self.steps_per_frame,
+            runs_off: Vec::new(),
         };
         if candidate.validate().is_empty() {
             candidate
@@ -678,8 +725,33 @@ mod tests {
             micro_batches: 3,
             seed: 7,
             steps_per_frame: 10,
+            runs_off: vec![0, 2],
         };
+        assert!(other.to_query().ends_with("&runs_off=0-2"));
         assert_eq!(LabControls::from_pairs(&pairs(&other.to_query())).0, other);
+    }
+
+    #[test]
+    fn runs_switched_off_toggle_survive_a_preset_and_reset_with_another_experiment() {
+        let mut controls = LabControls::from_pairs(&pairs("?scenario=norms&runs_off=4-1-4")).0;
+        assert_eq!(controls.runs_off, vec![1, 4]);
+        controls.toggle_run(1);
+        controls.toggle_run(3);
+        assert_eq!(controls.runs_off, vec![3, 4]);
+        assert!(controls.with_experiment("scaling").runs_off.is_empty());
+        let from_the_form = controls.with_text(Control::Scenario, "pitfalls").unwrap();
+        assert!(from_the_form.scenario == "pitfalls" && from_the_form.runs_off.is_empty());
+        for bad in ["x", "1-", "99", "-1"] {
+            let (controls, notices) = LabControls::from_pairs(&pairs(&format!("?scenario=norms&runs_off={bad}")));
+            assert!(controls.runs_off.is_empty(), "{bad}");
+            assert_eq!(
+                notices,
+                vec![Msg::new("notice-bad-parameter")
+                    .quoted("value", bad)
+                    .arg("parameter", "runs_off")],
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -274,6 +274,24 @@ impl LabView {
         LineChart::from_histories(metric, self.runs.iter().map(RunView::history))
     }
 
+    /// The chart of `metric` without the runs the learner switched off (by index); each curve
+    /// keeps its run's colour and dash.
+    pub fn chart_of_runs(&self, metric: Metric, runs_off: &[usize]) -> LineChart {
+        let mut chart = self.chart(metric);
+        chart.series.retain(|s| !runs_off.contains(&s.style));
+        chart
+    }
+
+    /// Whether the chart of `metric` says something for these runs: the learning rate only where
+    /// a run follows a schedule, the clipping factor only where a run clips.
+    pub fn shows(&self, metric: Metric) -> bool {
+        match metric {
+            Metric::LearningRate => self.has_schedule(),
+            Metric::ClipFactor => self.runs.iter().any(|r| r.spec.clip_max_norm.is_some()),
+            _ => true,
+        }
+    }
+
     pub fn csv(&self) -> String {
         metrics_csv(self.runs.iter().map(RunView::history))
     }
@@ -303,7 +321,9 @@ impl LabView {
                     exact_loss: last.train_loss,
                     grad_error: last.grad_relative_error.map(|e| format!("{e:.2e}")),
                     exact_grad_error: last.grad_relative_error,
-                    grad_ratio: gradient_ratio(last).map(|r| format!("{r:.2}")),
+                    // Only a gradient of another length says something; "x1.00" beside every
+                    // matching run would only lengthen the table.
+                    grad_ratio: gradient_ratio(last).map(|r| format!("{r:.2}")).filter(|r| r != "1.00"),
                     cosine: last.grad_cosine.map(|c| format!("{c:.6}")),
                     grad_norm: if last.grad_norm.abs() < 1e6 {
                         format!("{:.4}", last.grad_norm)
@@ -445,6 +465,76 @@ mod tests {
     }
 
     #[test]
+    fn pitfalls_show_their_lessons_during_the_whole_run() {
+        let mut lab = CpuLab::<f32>::cpu(Scenario::by_id("pitfalls").unwrap().config).unwrap();
+        lab.run(200, |_| {}).unwrap();
+        let view = LabView::new(&lab, labels(&lab), vec![], false);
+        assert!(view.shows(Metric::ClipFactor) && view.shows(Metric::LearningRate));
+        let run = |label: &str| &view.runs.iter().find(|r| r.label == label).unwrap().history;
+        let (correct, clip_each) = (run("correct accumulation"), run("clip every micro-batch"));
+        // The threshold is reached all run long, not only in the first steps.
+        let clipped = correct.iter().filter(|r| r.clip_factor.unwrap() < 1.0).count();
+        assert!(clipped >= 150, "the correct run clips at {clipped} of 200 steps");
+        // Clipping the sum once never turns it; clipping partial sums does, in many steps
+        // spread over the run, and its clipping factor is not the correct run's.
+        assert!(correct.iter().all(|r| r.grad_cosine.unwrap() > 1.0 - 1e-9));
+        // What the notice says: the correct run's gradient error is 1 minus its clipping factor.
+        for r in correct {
+            let (error, factor) = (r.grad_relative_error.unwrap(), r.clip_factor.unwrap());
+            assert!(
+                (error - (1.0 - factor)).abs() < 1e-5,
+                "step {}: {error} vs 1 - {factor}",
+                r.step
+            );
+        }
+        let turned: Vec<u64> = clip_each
+            .iter()
+            .filter(|r| r.grad_cosine.unwrap() < 1.0 - 1e-3)
+            .map(|r| r.step)
+            .collect();
+        assert!(turned.len() >= 50, "{} steps turned", turned.len());
+        assert!(turned.iter().any(|&s| s >= 150), "still turning late in the run");
+        let factors_differ = correct
+            .iter()
+            .zip(clip_each)
+            .filter(|(a, b)| (a.clip_factor.unwrap() - b.clip_factor.unwrap()).abs() > 0.05)
+            .count();
+        assert!(factors_differ >= 100, "{factors_differ}");
+        // Without clipping, a forgotten zero_grad's gradient norm grows many times over and its
+        // loss jumps up at some steps; it ends worse than the correct run.
+        let unclipped = run("zero_grad forgotten, no clipping");
+        assert_eq!(unclipped[0].clip_factor, None);
+        assert!(unclipped[199].grad_norm > 10.0 * unclipped[0].grad_norm);
+        let jumps = unclipped
+            .windows(2)
+            .filter(|w| w[1].train_loss > 2.0 * w[0].train_loss)
+            .count();
+        assert!(jumps >= 3, "{jumps} jumps");
+        assert!(unclipped[199].test_accuracy.unwrap() < correct[199].test_accuracy.unwrap());
+        // With clipping the stale sum is capped: it acts like momentum and follows old
+        // gradients, so its cosine with the current gradient is far from 1.
+        let forgotten = run("zero_grad forgotten");
+        assert!(forgotten[100..].iter().all(|r| r.grad_cosine.unwrap() < 0.999));
+    }
+
+    #[test]
+    fn a_chart_leaves_out_the_runs_switched_off_and_keeps_the_styles() {
+        let mut lab = CpuLab::<f32>::cpu(small("scaling")).unwrap();
+        lab.run(2, |_| {}).unwrap();
+        let view = LabView::new(&lab, labels(&lab), vec![], false);
+        let chart = view.chart_of_runs(Metric::TrainLoss, &[1]);
+        assert_eq!(
+            chart
+                .series
+                .iter()
+                .map(|s| (s.label.as_str(), s.style))
+                .collect::<Vec<_>>(),
+            vec![("full batch", 0), ("accumulate 4, unscaled", 2)]
+        );
+        assert!(!view.shows(Metric::ClipFactor) && view.shows(Metric::GradNorm));
+    }
+
+    #[test]
     fn sync_copies_only_new_records_and_the_latest_distance() {
         let mut lab = CpuLab::<f32>::cpu(small("scaling")).unwrap();
         let mut view = LabView::new(&lab, labels(&lab), vec![], false);
@@ -539,8 +629,8 @@ mod tests {
         lab.run(2, |_| {}).unwrap();
         let view = LabView::new(&lab, labels(&lab), vec![], false);
         let rows = view.rows();
-        assert_eq!(rows[0].grad_ratio.as_deref(), Some("1.00"));
-        assert_eq!(rows[1].grad_ratio.as_deref(), Some("1.00"));
+        assert_eq!(rows[0].grad_ratio, None, "the same length: no ratio shown");
+        assert_eq!(rows[1].grad_ratio, None);
         assert_eq!(rows[2].grad_error.as_deref(), Some("3.00e0"));
         assert_eq!(
             rows[2].grad_ratio.as_deref(),

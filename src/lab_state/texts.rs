@@ -3,6 +3,7 @@
 //! in the preset configs, which the CLI prints.
 
 use crate::i18n::Msg;
+use crate::plot::Metric;
 use crate::route::SANDBOX;
 use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
@@ -46,6 +47,16 @@ fn sandbox_notice(config: &LabConfig) -> Msg {
     } else {
         // The controls accept only a batch that N divides, so the micro-batches are equal.
         Msg::new("scenario-sandbox-notice-matches").arg("n", n)
+    }
+}
+
+/// The two charts that carry `experiment`'s lesson: a compact embed shows these and folds the
+/// others.
+pub fn key_charts(experiment: &str) -> [Metric; 2] {
+    match experiment {
+        "pitfalls" => [Metric::TrainLoss, Metric::GradCosine],
+        "memory" => [Metric::TrainLoss, Metric::TestAccuracy],
+        _ => [Metric::TrainLoss, Metric::GradRelativeError],
     }
 }
 

@@ -71,6 +71,34 @@ pub struct LineChart {
     pub y_label: String,
     pub log_y: bool,
     pub series: Vec<Series>,
+    pub look: ChartLook,
+}
+
+/// How a chart is drawn besides its data: whether its legend sits under the plot (a page with
+/// one legend for all charts leaves it out; a downloaded PNG keeps it), and whether tick
+/// labels use a decimal comma (Spanish).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChartLook {
+    pub legend: bool,
+    pub decimal_comma: bool,
+}
+
+impl Default for ChartLook {
+    fn default() -> Self {
+        Self {
+            legend: true,
+            decimal_comma: false,
+        }
+    }
+}
+
+/// `text` (a number as Rust formats it) with a decimal comma when `comma` is set.
+pub fn with_decimal_comma(text: String, comma: bool) -> String {
+    if comma {
+        text.replace('.', ",")
+    } else {
+        text
+    }
 }
 
 /// Which metric of a [`StepRecord`] a chart shows.
@@ -84,6 +112,8 @@ pub enum Metric {
     GradCosine,
     /// The learning rate each optimizer step used (a scheduler stepped per micro-batch shows).
     LearningRate,
+    /// The factor clipping multiplied the gradient by (1 = not clipped).
+    ClipFactor,
 }
 
 impl Metric {
@@ -95,6 +125,32 @@ impl Metric {
             Metric::GradRelativeError => record.grad_relative_error,
             Metric::GradCosine => record.grad_cosine,
             Metric::LearningRate => Some(record.learning_rate),
+            Metric::ClipFactor => record.clip_factor,
+        }
+    }
+
+    /// Every chart the Lab can show, in the order it shows them.
+    pub const ALL: [Metric; 7] = [
+        Metric::TrainLoss,
+        Metric::GradRelativeError,
+        Metric::GradCosine,
+        Metric::GradNorm,
+        Metric::TestAccuracy,
+        Metric::LearningRate,
+        Metric::ClipFactor,
+    ];
+
+    /// The chart's short name: its `hide=` key in an embed, its test id (`chart-<slug>`), its
+    /// message id (`chart-<slug>`) and its PNG's file name.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Metric::TrainLoss => "loss",
+            Metric::GradRelativeError => "grad-error",
+            Metric::GradCosine => "cosine",
+            Metric::GradNorm => "grad-norm",
+            Metric::TestAccuracy => "accuracy",
+            Metric::LearningRate => "learning-rate",
+            Metric::ClipFactor => "clip-factor",
         }
     }
 
@@ -106,6 +162,7 @@ impl Metric {
             Metric::GradRelativeError => "Gradient relative error vs full batch",
             Metric::GradCosine => "Cosine similarity with the full-batch gradient",
             Metric::LearningRate => "Learning rate per optimizer step",
+            Metric::ClipFactor => "Clipping factor per step (1 = not clipped)",
         }
     }
 
@@ -183,6 +240,7 @@ impl LineChart {
             },
             log_y: metric.log_scale(),
             series,
+            look: ChartLook::default(),
         }
     }
 
@@ -237,6 +295,16 @@ impl LineChart {
 /// A linear axis's tick label: as many decimals as the range needs to tell ticks apart (a
 /// cosine between 0.99998 and 1.00002), and scientific notation for values too long to fit the
 /// label area (a loss of 1e13 on its way to diverging).
+/// A tick on the step axis: steps are whole numbers, so a tick between two steps (plotters puts
+/// some there when few steps have run) gets no label rather than a repeated one ("2 2 2").
+pub fn step_label(value: f64) -> String {
+    if (value - value.round()).abs() < 1e-6 {
+        format!("{value:.0}")
+    } else {
+        String::new()
+    }
+}
+
 pub fn axis_label(value: f64, (low, high): (f64, f64)) -> String {
     let largest = low.abs().max(high.abs());
     if largest >= 1e5 {
@@ -353,7 +421,9 @@ where
     area.fill(&WHITE)?;
     let ((x0, x1), (y0, y1)) = chart.bounds().ok_or(PlotError::Empty("no finite points"))?;
     let (width, height) = area.dim_in_pixel();
-    let legend = LegendLayout::for_width(width, chart.series.len());
+    let entries = if chart.look.legend { chart.series.len() } else { 0 };
+    let legend = LegendLayout::for_width(width, entries);
+    let comma = chart.look.decimal_comma;
     let (plot_area, legend_area) = area.split_vertically(height.saturating_sub(legend.height));
     let mut builder = ChartBuilder::on(&plot_area);
     builder
@@ -369,7 +439,7 @@ where
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
             .y_desc(chart.y_label.as_str())
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&|v| step_label(*v))
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
@@ -384,8 +454,8 @@ where
         let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| axis_label(*v, (y0, y1)))
+            .x_label_formatter(&|v| step_label(*v))
+            .y_label_formatter(&|v| with_decimal_comma(axis_label(*v, (y0, y1)), comma))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
         let span = (y0 + 0.02 * (y1 - y0), y0 + 0.96 * (y1 - y0));
@@ -394,7 +464,9 @@ where
             draw_divergence(&mut ctx, series, span)?;
         }
     }
-    draw_legend(&legend_area, chart, legend)?;
+    if chart.look.legend {
+        draw_legend(&legend_area, chart, legend)?;
+    }
     area.present()?;
     Ok(())
 }
@@ -521,6 +593,16 @@ mod tests {
     }
 
     #[test]
+    fn step_ticks_are_whole_steps_only() {
+        assert_eq!(step_label(3.0), "3");
+        assert_eq!(step_label(2.5), "");
+        assert_eq!(step_label(1.75), "");
+        let labels: Vec<String> = [1.0, 1.5, 2.0, 2.5, 3.0].iter().map(|&v| step_label(v)).collect();
+        let shown: Vec<&String> = labels.iter().filter(|l| !l.is_empty()).collect();
+        assert_eq!(shown, ["1", "2", "3"], "no label twice");
+    }
+
+    #[test]
     fn axis_labels_tell_ticks_apart_and_fit() {
         assert_eq!(axis_label(0.5, (0.0, 2.5)), "0.5");
         assert_eq!(axis_label(1.0, (0.0, 2.5)), "1.0");
@@ -534,6 +616,45 @@ mod tests {
 
     /// Draws charts into a bitmap and counts pixels of the run's colour in the column of the
     /// step where it diverged: the mark is really drawn, on a linear and a log axis.
+    #[test]
+    fn the_look_leaves_the_legend_out_and_writes_decimal_commas() {
+        plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            include_bytes!("../../assets/fonts/DejaVuSans.ttf"),
+        )
+        .map_err(|_| "font")
+        .unwrap();
+        let steps: Vec<StepRecord> = (0..10).map(|s| record(s, 0.5 + 0.1 * s as f64, None)).collect();
+        let draw = |look: ChartLook| {
+            let mut chart = LineChart::from_histories(Metric::TrainLoss, [run("legend-entry", &steps)]);
+            chart.look = look;
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (500, 300)).into_drawing_area();
+                draw_line_chart(&root, &chart).unwrap();
+            }
+            svg
+        };
+        let plain = draw(ChartLook::default());
+        let has_line = |svg: &str, text: &str| svg.lines().any(|l| l.trim() == text);
+        assert!(
+            plain.contains("legend-entry") && has_line(&plain, "0.8"),
+            "English ticks: {plain}"
+        );
+        let spanish = draw(ChartLook {
+            legend: false,
+            decimal_comma: true,
+        });
+        assert!(!spanish.contains("legend-entry"));
+        assert!(
+            has_line(&spanish, "0,8") && !has_line(&spanish, "0.8"),
+            "decimal comma ticks"
+        );
+        assert_eq!(with_decimal_comma("4.00".into(), true), "4,00");
+        assert_eq!(with_decimal_comma("4.00".into(), false), "4.00");
+    }
+
     #[test]
     fn a_divergence_is_drawn_as_a_mark_at_its_step() {
         let steady: Vec<StepRecord> = (0..10).map(|s| record(s, 1.0 / (s + 1) as f64, Some(1e-3))).collect();

@@ -194,4 +194,16 @@ impl QuestionBank {
     pub fn question(&self, id: &str) -> Option<&Question> {
         self.questions.iter().find(|q| q.id == id)
     }
+
+    /// The topics the quiz covers, each once, in the order the bank first names them: what a
+    /// certificate says was learned.
+    pub fn topics(&self) -> Vec<String> {
+        let mut topics: Vec<String> = Vec::new();
+        for question in &self.questions {
+            if !topics.contains(&question.topic) {
+                topics.push(question.topic.clone());
+            }
+        }
+        topics
+    }
 }

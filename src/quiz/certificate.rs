@@ -372,6 +372,30 @@ pub fn verify(id: &str, name: &str, today: CivilDate) -> Result<Certificate, Cer
     })
 }
 
+/// A QR code as its modules: `width` x `width`, row by row, `true` for dark. Drawn on the
+/// certificate card and PNG so that a printed certificate leads a phone to its share link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QrModules {
+    pub width: usize,
+    pub dark: Vec<bool>,
+}
+
+impl QrModules {
+    pub fn is_dark(&self, x: usize, y: usize) -> bool {
+        self.dark.get(y * self.width + x).copied().unwrap_or(false)
+    }
+}
+
+/// The QR code of `link` (error correction M: a printed card survives a smudge); `None` for a
+/// link too long for any QR version, which never happens for the app's share links.
+pub fn share_qr(link: &str) -> Option<QrModules> {
+    let code = qrcode::QrCode::with_error_correction_level(link.as_bytes(), qrcode::EcLevel::M).ok()?;
+    Some(QrModules {
+        width: code.width(),
+        dark: code.to_colors().into_iter().map(|c| c == qrcode::Color::Dark).collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,6 +704,35 @@ mod tests {
             };
             let id = cert.id().unwrap();
             prop_assert_eq!(verify(&id, &name, TODAY).unwrap(), cert);
+        }
+    }
+
+    /// The QR code reads back as the link: drawn with a quiet zone into a greyscale image, as the
+    /// card draws it, and decoded by an independent reader.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn the_share_link_qr_code_reads_back_as_the_link() {
+        for link in [
+            "https://lab.example.org/?view=verify&id=GAL2-ABCD-EFGH-JKLM-NPQR",
+            "http://127.0.0.1:8080/?view=verify&id=7K2Q-9XWM-4TRB&name=Ad%C3%A1%20L%C3%B3pez",
+        ] {
+            let qr = share_qr(link).unwrap();
+            assert_eq!(qr.dark.len(), qr.width * qr.width);
+            let (scale, quiet) = (4, 4);
+            let side = (qr.width + 2 * quiet) * scale;
+            let mut image = rqrr::PreparedImage::prepare_from_greyscale(side, side, |x, y| {
+                let (mx, my) = (x / scale, y / scale);
+                let inside = (quiet..quiet + qr.width).contains(&mx) && (quiet..quiet + qr.width).contains(&my);
+                if inside && qr.is_dark(mx - quiet, my - quiet) {
+                    0
+                } else {
+                    255
+                }
+            });
+            let grids = image.detect_grids();
+            assert_eq!(grids.len(), 1, "{link}");
+            let (_, content) = grids[0].decode().unwrap();
+            assert_eq!(content, link);
         }
     }
 }

@@ -235,6 +235,17 @@ mod tests {
         ] {
             assert!(question.prompt.contains(quote), "the prompt quotes \"{quote}\"");
         }
+        // The Spanish question quotes the same numbers, with decimal commas.
+        let spanish = QuestionBank::bundled_in(crate::i18n::Language::Spanish).unwrap();
+        let pregunta = spanish.question("read-relative-error").unwrap();
+        for quote in [
+            "cerca de 0,1",
+            "0,3 o más",
+            "1e-7 o es exactamente 0",
+            "error relativo de 0,3",
+        ] {
+            assert!(pregunta.prompt.contains(quote), "the Spanish prompt quotes \"{quote}\"");
+        }
         let scenario = Scenario::by_id(question.scenario.as_deref().unwrap()).unwrap();
         let mut lab = CpuLab::<f32>::cpu(scenario.config).unwrap();
         lab.run(200, |_| {}).unwrap();
@@ -254,6 +265,18 @@ mod tests {
         assert!(3 * high >= later.len(), "often 0.3 or more: {high} of {}", later.len());
         // Exactly 0 on the CPU engine; the GPU-vs-CPU tests hold WebGPU to about 1e-7.
         assert!(errors("LayerNorm").iter().all(|&e| e == 0.0));
+    }
+
+    #[test]
+    fn the_topics_are_listed_once_each_in_both_languages() {
+        let topics = bank().topics();
+        assert_eq!(topics.len(), 9);
+        assert_eq!(topics[0], "what accumulation buys");
+        let spanish = QuestionBank::bundled_in(crate::i18n::Language::Spanish)
+            .unwrap()
+            .topics();
+        assert_eq!(spanish.len(), topics.len());
+        assert_eq!(spanish[0], "qué aporta la acumulación");
     }
 
     #[test]

@@ -36,40 +36,166 @@ struct Drawing<'a> {
     date: &'a str,
     version: u8,
     id: &'a str,
+    /// The quiz's topics: what was learned.
+    topics: &'a [String],
+    /// Who issued it, in words (signed by an issuer, or an integrity-only ID).
+    issuer: &'a str,
+    share: &'a str,
 }
 
-/// Draws the certificate onto a canvas and returns it as PNG bytes. The name is drawn as text
-/// (`fillText`), never parsed as markup.
-fn draw_png(d: &Drawing) -> Result<Vec<u8>, String> {
-    let (canvas, ctx) = browser::offscreen_canvas(1200, 800)?;
+/// The certificate's size: A4 landscape at about 190 dpi, so print and PNG are the same image.
+const CARD: (f64, f64) = (1600.0, 1131.0);
+const ACCENT: &str = "#0b5cad";
+const INK: &str = "#1b1f24";
+const MUTED: &str = "#4a5360";
+
+/// The largest font size from `start` down that keeps `text` within `width` pixels.
+fn fit_font(ctx: &web_sys::CanvasRenderingContext2d, text: &str, width: f64, start: f64, weight: &str, family: &str) {
+    let mut size = start;
+    loop {
+        ctx.set_font(&format!("{weight} {size}px {family}"));
+        let fits = ctx.measure_text(text).map(|m| m.width() <= width).unwrap_or(true);
+        if fits || size <= 12.0 {
+            return;
+        }
+        size -= 2.0;
+    }
+}
+
+/// `text` broken into lines of at most `width` pixels in the context's current font.
+fn wrap(ctx: &web_sys::CanvasRenderingContext2d, text: &str, width: f64) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        let fits = ctx.measure_text(&candidate).map(|m| m.width() <= width).unwrap_or(true);
+        if fits || line.is_empty() {
+            line = candidate;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Draws the certificate: a header band, the holder, the score and date, what was learned, who
+/// issued it, the ID and a QR code of the share link. The name is drawn as text (`fillText`),
+/// never parsed as markup.
+fn draw_card(d: &Drawing) -> Result<web_sys::HtmlCanvasElement, String> {
+    let (w, h) = CARD;
+    let (canvas, ctx) = browser::offscreen_canvas(w as u32, h as u32)?;
     ctx.set_fill_style_str("#ffffff");
-    ctx.fill_rect(0.0, 0.0, 1200.0, 800.0);
-    ctx.set_stroke_style_str("#0b5cad");
-    ctx.set_line_width(12.0);
-    ctx.stroke_rect(30.0, 30.0, 1140.0, 740.0);
-    ctx.set_text_align("center");
-    ctx.set_fill_style_str("#1b1f24");
-    ctx.set_font("bold 56px sans-serif");
-    let _ = ctx.fill_text(&tr("cert-kicker"), 600.0, 170.0);
+    ctx.fill_rect(0.0, 0.0, w, h);
+    ctx.set_stroke_style_str(ACCENT);
+    ctx.set_line_width(10.0);
+    ctx.stroke_rect(24.0, 24.0, w - 48.0, h - 48.0);
+    // Header band: the app's name and what this is.
+    ctx.set_fill_style_str(ACCENT);
+    ctx.fill_rect(44.0, 44.0, w - 88.0, 112.0);
+    ctx.set_fill_style_str("#ffffff");
+    ctx.set_text_align("left");
+    ctx.set_font("bold 40px sans-serif");
+    let _ = ctx.fill_text(&tr("app-title"), 90.0, 114.0);
+    ctx.set_text_align("right");
     ctx.set_font("28px sans-serif");
-    let _ = ctx.fill_text(&tr("cert-quiz-name"), 600.0, 230.0);
-    ctx.set_font("bold 64px serif");
-    let _ = ctx.fill_text(d.name, 600.0, 380.0);
+    let _ = ctx.fill_text(&tr("cert-kicker").to_uppercase(), w - 90.0, 112.0);
+    // The holder and the result, left column.
+    let left = 90.0;
+    let column = 1040.0;
+    ctx.set_text_align("left");
+    ctx.set_fill_style_str(MUTED);
+    ctx.set_font("28px sans-serif");
+    let _ = ctx.fill_text(&tr("cert-certifies"), left, 250.0);
+    ctx.set_fill_style_str(INK);
+    fit_font(&ctx, d.name, column, 76.0, "bold", "serif");
+    let _ = ctx.fill_text(d.name, left, 345.0);
+    ctx.set_fill_style_str("#c9d0d9");
+    ctx.fill_rect(left, 372.0, column, 2.0);
+    ctx.set_fill_style_str(INK);
     ctx.set_font("30px sans-serif");
-    let _ = ctx.fill_text(
-        &msg(&Msg::new("cert-passed-short")
-            .arg("score", d.score)
-            .arg("date", d.date)
-            .arg("version", d.version)),
-        600.0,
-        460.0,
-    );
-    ctx.set_font("bold 40px monospace");
-    let _ = ctx.fill_text(d.id, 600.0, 600.0);
-    ctx.set_font("22px sans-serif");
-    ctx.set_fill_style_str("#4a5360");
-    let _ = ctx.fill_text(&tr("cert-verify-hint"), 600.0, 660.0);
-    browser::canvas_png(&canvas)
+    let passed = msg(&Msg::new("cert-passed")
+        .arg("score", d.score)
+        .arg("date", d.date)
+        .arg("version", d.version));
+    let mut y = 428.0;
+    for line in wrap(&ctx, &passed, column) {
+        let _ = ctx.fill_text(&line, left, y);
+        y += 42.0;
+    }
+    y += 34.0;
+    ctx.set_fill_style_str(ACCENT);
+    ctx.set_font("bold 28px sans-serif");
+    let _ = ctx.fill_text(&tr("cert-learned"), left, y);
+    y += 44.0;
+    ctx.set_fill_style_str(INK);
+    ctx.set_font("26px sans-serif");
+    for line in wrap(&ctx, &d.topics.join("  ·  "), column) {
+        let _ = ctx.fill_text(&line, left, y);
+        y += 38.0;
+    }
+    // The QR code of the share link, right column, on a white quiet zone.
+    if let Some(qr) = certificate::share_qr(d.share) {
+        let side = 300.0;
+        let (qx, qy) = (w - 90.0 - side, 210.0);
+        let module = (side / (qr.width + 8) as f64).floor();
+        let offset = (side - module * qr.width as f64) / 2.0;
+        ctx.set_fill_style_str(INK);
+        for my in 0..qr.width {
+            for mx in 0..qr.width {
+                if qr.is_dark(mx, my) {
+                    ctx.fill_rect(
+                        qx + offset + mx as f64 * module,
+                        qy + offset + my as f64 * module,
+                        module,
+                        module,
+                    );
+                }
+            }
+        }
+        ctx.set_text_align("center");
+        ctx.set_fill_style_str(MUTED);
+        ctx.set_font("22px sans-serif");
+        let _ = ctx.fill_text(&tr("cert-scan"), qx + side / 2.0, qy + side + 32.0);
+        // The score, large, under the code.
+        ctx.set_font("24px sans-serif");
+        let _ = ctx.fill_text(&tr("cert-score"), qx + side / 2.0, qy + side + 120.0);
+        ctx.set_fill_style_str(ACCENT);
+        ctx.set_font("bold 84px sans-serif");
+        let _ = ctx.fill_text(&format!("{} %", d.score), qx + side / 2.0, qy + side + 210.0);
+        ctx.set_text_align("left");
+    }
+    // Who issued it, the ID and the link, along the bottom.
+    ctx.set_fill_style_str("#c9d0d9");
+    ctx.fill_rect(left, 880.0, w - 180.0, 2.0);
+    ctx.set_fill_style_str(MUTED);
+    ctx.set_font("24px sans-serif");
+    let mut y = 925.0;
+    for line in wrap(&ctx, d.issuer, w - 180.0).into_iter().take(2) {
+        let _ = ctx.fill_text(&line, left, y);
+        y += 34.0;
+    }
+    ctx.set_fill_style_str(INK);
+    ctx.set_font("24px sans-serif");
+    let label = tr("cert-id-label");
+    let _ = ctx.fill_text(&label, left, 1018.0);
+    let label_width = ctx.measure_text(&label).map(|m| m.width()).unwrap_or(200.0);
+    ctx.set_font("bold 38px monospace");
+    let _ = ctx.fill_text(d.id, left + label_width + 16.0, 1020.0);
+    ctx.set_fill_style_str(MUTED);
+    fit_font(&ctx, d.share, w - 180.0, 20.0, "", "sans-serif");
+    let _ = ctx.fill_text(d.share, left, 1064.0);
+    Ok(canvas)
+}
+
+fn draw_png(d: &Drawing) -> Result<Vec<u8>, String> {
+    browser::canvas_png(&draw_card(d)?)
 }
 
 /// The PNG download: with the signed credential baked in when there is one.
@@ -120,7 +246,7 @@ fn facts(issued: &IssuedCertificate) -> Result<Facts, String> {
 }
 
 #[component]
-pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
+pub fn CertificateCard(issued: IssuedCertificate, topics: Vec<String>) -> impl IntoView {
     let status = RwSignal::new(None::<String>);
     let facts = match facts(&issued) {
         Ok(facts) => facts,
@@ -156,24 +282,46 @@ pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
         }
     };
     let credential = StoredValue::new(issued.credential.clone());
-    let drawing = StoredValue::new((
+    let topics_text = topics.join(", ");
+    let issuer_line = match &facts.signed_by {
+        Some((issuer, did)) => msg(&Msg::new("cert-issued-signed").arg("issuer", issuer).arg("did", did)),
+        None => tr("cert-issued-integrity"),
+    };
+    let card = StoredValue::new((
         facts.name.clone(),
         facts.score,
         facts.date.clone(),
         facts.version,
         id.clone(),
+        topics,
+        issuer_line,
+        share.clone(),
     ));
-    let download = move |_| {
-        let result = drawing.with_value(|(name, score, date, version, id)| {
-            let drawing = Drawing {
+    let with_drawing = move |f: &dyn Fn(&Drawing) -> Result<(), String>| {
+        card.with_value(|(name, score, date, version, id, topics, issuer, share)| {
+            f(&Drawing {
                 name,
                 score: *score,
                 date,
                 version: *version,
                 id,
-            };
-            credential.with_value(|c| download_png(&drawing, c.as_ref()))
-        });
+                topics,
+                issuer,
+                share,
+            })
+        })
+    };
+    // The card on the page is the same image as the PNG and the print.
+    let image = RwSignal::new(None::<String>);
+    let _ = with_drawing(&|d| {
+        let url = draw_card(d)?
+            .to_data_url()
+            .map_err(|_| "could not encode the image".to_string())?;
+        image.set(Some(url));
+        Ok(())
+    });
+    let download = move |_| {
+        let result = with_drawing(&|d| credential.with_value(|c| download_png(d, c.as_ref())));
         status.set(Some(match result {
             Ok(()) => tr("cert-downloaded"),
             Err(e) => msg(&Msg::new("cert-download-failed").arg("reason", e)),
@@ -199,9 +347,16 @@ pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
     };
     view! {
         <article class="certificate" data-testid="certificate" data-signed=signed.to_string()>
-            <p class="cert-kicker">{tr("cert-kicker")}</p>
-            <h2 class="cert-name" data-testid="cert-holder">{facts.name.clone()}</h2>
-            <p>{msg(&Msg::new("cert-passed").arg("score", facts.score).arg("date", &facts.date).arg("version", facts.version))}</p>
+            <figure class="cert-image" data-testid="cert-image">
+                <img src=move || image.get() alt="" width="1600" height="1131" />
+            </figure>
+            // What the image shows, as text for screen readers (the image is its visual form).
+            <div class="visually-hidden">
+                <p>{tr("cert-kicker")}</p>
+                <h2 data-testid="cert-holder">{facts.name.clone()}</h2>
+                <p>{msg(&Msg::new("cert-passed").arg("score", facts.score).arg("date", &facts.date).arg("version", facts.version))}</p>
+                <p>{tr("cert-learned")}": "{topics_text}</p>
+            </div>
             {kind}
             <p class="cert-id">{tr("cert-id-label")}" "<code data-testid="certificate-id">{id}</code></p>
             <p class="share no-print">
@@ -226,7 +381,7 @@ pub fn CertificateCard(issued: IssuedCertificate) -> impl IntoView {
 #[component]
 pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
     match load_issued(bank.version) {
-        Ok(Some(issued)) => view! { <CertificateCard issued=issued /> }.into_any(),
+        Ok(Some(issued)) => view! { <CertificateCard issued=issued topics=bank.topics() /> }.into_any(),
         Ok(None) => view! {
             <section>
                 <h2>{tr("cert-none-title")}</h2>

@@ -48,6 +48,11 @@ pub fn msg(message: &Msg) -> String {
     LOCALIZER.with(|l| l.borrow().msg(message))
 }
 
+/// A number written the page's way (a decimal comma in Spanish); see `Localizer::number`.
+pub fn num(text: &str) -> String {
+    LOCALIZER.with(|l| l.borrow().number(text))
+}
+
 /// A link to another page of the app that keeps a language chosen in the URL.
 pub fn link(query: String) -> String {
     if FROM_URL.with(Cell::get) {

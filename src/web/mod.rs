@@ -125,10 +125,13 @@ fn App() -> impl IntoView {
             .collect_view();
         view! { <nav class="languages" aria-label=tr("nav-language")><ul>{items}</ul></nav> }
     };
+    let hide_languages = embed_options
+        .as_ref()
+        .is_some_and(|e| e.hides_section(crate::embed::Section::Language));
     let nav = if embedded {
         view! {
             <header class="embed-header no-print">
-                {languages()}
+                {(!hide_languages).then(languages)}
                 <a href=full_app target="_blank" rel="noopener" data-testid="open-full">{tr("embed-open-full")}</a>
             </header>
         }

@@ -101,6 +101,7 @@ fn report_to_host(
 
 #[component]
 pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
+    let topics = bank.topics();
     let lms = super::scorm::version();
     let (initial, restore_notice) = match lms {
         Some(_) => load_from_lms(&bank),
@@ -630,7 +631,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
             <div aria-live="polite">{feedback_view}</div>
             {navigation}
             {result_view}
-            {move || issued.get().map(|c| view! { <CertificateCard issued=c /> })}
+            {move || issued.get().map(|c| view! { <CertificateCard issued=c topics=topics.clone() /> })}
         </section>
     }
 }

@@ -8,16 +8,19 @@ use plotters_canvas::CanvasBackend;
 use super::super::browser;
 use super::super::i18n::tr;
 use crate::plot::boundary::{draw_decision_boundary, DecisionBoundary};
-use crate::plot::{draw_line_chart, LegendLayout, LineChart};
+use crate::plot::{draw_line_chart, ChartLook, LegendLayout, LineChart};
 
 /// Sets the canvas's pixel size from its container's width: square for boundaries; for line
 /// charts the plot's height plus the legend's rows under it.
 fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool, legend_entries: usize) {
     let width = canvas.parent_element().map_or(600, |p| p.client_width().max(200)) as u32;
+    // Embedded in a course page the plot area is flatter, so the iframe stays compact.
+    let compact = canvas.closest(".lab-embedded").ok().flatten().is_some();
+    let (aspect, least) = if compact { (0.5, 170.0) } else { (0.55, 200.0) };
     let height = if square {
         width
     } else {
-        (width as f64 * 0.55).clamp(200.0, 320.0) as u32 + LegendLayout::for_width(width, legend_entries).height
+        (width as f64 * aspect).clamp(least, 320.0) as u32 + LegendLayout::for_width(width, legend_entries).height
     };
     if canvas.width() != width || canvas.height() != height {
         canvas.set_width(width);
@@ -26,7 +29,8 @@ fn fit(canvas: &web_sys::HtmlCanvasElement, square: bool, legend_entries: usize)
 }
 
 fn draw_chart(canvas: web_sys::HtmlCanvasElement, chart: &LineChart) {
-    fit(&canvas, false, chart.series.len());
+    let legend_entries = if chart.look.legend { chart.series.len() } else { 0 };
+    fit(&canvas, false, legend_entries);
     let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
         return;
     };
@@ -40,12 +44,22 @@ fn draw_chart(canvas: web_sys::HtmlCanvasElement, chart: &LineChart) {
     }
 }
 
+/// Draws `chart` (legend included) on a canvas off the page, as wide as the one shown, and saves it.
+fn download_with_legend(shown: &web_sys::HtmlCanvasElement, chart: &LineChart, file_name: &str) -> Result<(), String> {
+    let width = shown.width();
+    let height = shown.height() + LegendLayout::for_width(width, chart.series.len()).height;
+    let (offscreen, _) = browser::offscreen_canvas(width, height)?;
+    let backend = CanvasBackend::with_canvas_object(offscreen.clone()).ok_or("no 2D canvas context")?;
+    draw_line_chart(&backend.into_drawing_area(), chart).map_err(|e| e.to_string())?;
+    browser::download_canvas_png(&offscreen, file_name)
+}
+
 /// A line chart that redraws whenever `chart` changes or the window is resized.
 #[component]
 pub fn ChartCanvas(
     chart: Memo<LineChart>,
-    file_name: &'static str,
-    testid: &'static str,
+    #[prop(into)] file_name: String,
+    #[prop(into)] testid: String,
     resized: ReadSignal<u32>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
@@ -58,10 +72,24 @@ pub fn ChartCanvas(
     });
     let empty = move || chart.with(|c| c.bounds().is_none());
     let download = move |_| {
-        if let Some(element) = canvas.get_untracked() {
-            if let Err(e) = browser::download_canvas_png(&element, file_name) {
-                web_sys::console::warn_1(&e.into());
+        let Some(element) = canvas.get_untracked() else {
+            return;
+        };
+        // A chart drawn without its legend (the page shows one for all charts) is saved with
+        // it: a PNG on its own must say which curve is which.
+        let result = chart.with_untracked(|c| {
+            if c.look.legend {
+                browser::download_canvas_png(&element, &file_name)
+            } else {
+                let with_legend = LineChart {
+                    look: ChartLook { legend: true, ..c.look },
+                    ..c.clone()
+                };
+                download_with_legend(&element, &with_legend, &file_name)
             }
+        });
+        if let Err(e) = result {
+            web_sys::console::warn_1(&e.into());
         }
     };
     let title = move || chart.with(|c| c.title.clone());
@@ -79,7 +107,7 @@ pub fn ChartCanvas(
     view! {
         <figure class="chart" data-testid=testid>
             <canvas node_ref=canvas role="img" aria-label=title aria-describedby=summary_id.clone()></canvas>
-            <p class="visually-hidden" id=summary_id data-testid=format!("{testid}-summary")>{summary}</p>
+            <p class="visually-hidden" id=summary_id.clone() data-testid=summary_id>{summary}</p>
             <figcaption>
                 <span class="muted" hidden=move || !empty()>{tr("chart-no-data")}</span>
                 <button type="button" class="link-button" on:click=download>

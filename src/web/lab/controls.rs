@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::super::i18n::{msg, tr};
+use super::super::i18n::{msg, num, tr};
 use crate::i18n::Msg;
 use crate::lab_state::controls::{activation_id, Control, LabControls, NormChoice, OptimizerChoice};
 use crate::sim::data::DatasetKind;
@@ -58,13 +58,19 @@ fn Field(
     let disabled = move || locked || controls.with(|c| !c.is_editable(control));
     // A preset's fixed fields show the preset's own values (its first run's, where runs differ).
     let value = move || {
-        controls.with(|c| {
+        let text = controls.with(|c| {
             if c.is_editable(control) {
                 c.text_of(control)
             } else {
                 c.sandbox_from(&c.lab_config()).text_of(control)
             }
-        })
+        });
+        // A decimal comma in Spanish; typing either a comma or a point is accepted.
+        if control == Control::LearningRate {
+            num(&text)
+        } else {
+            text
+        }
     };
     let set = move |text: String| match controls.with_untracked(|c| c.with_text(control, &text)) {
         Ok(next) => {

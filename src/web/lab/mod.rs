@@ -12,14 +12,14 @@ use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::browser;
-use super::i18n::{msg, tr};
+use super::i18n::{msg, num, tr};
 use crate::embed::{experienced_scenario, EmbedOptions, Section};
 use crate::i18n::Msg;
 use crate::lab_state::controls::{Control, LabControls};
 use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS};
 use crate::lab_state::texts;
 use crate::plot::boundary::DecisionBoundary;
-use crate::plot::{LineChart, Metric};
+use crate::plot::{ChartLook, LineChart, Metric};
 use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
@@ -41,15 +41,14 @@ pub struct LabOptions {
 /// An embedded experiment counts as experienced once it has trained this many steps.
 const EXPERIENCED_STEPS: u64 = 50;
 
-fn localized(mut chart: LineChart, metric: Metric) -> LineChart {
-    chart.title = tr(match metric {
-        Metric::TrainLoss => "chart-loss",
-        Metric::GradRelativeError => "chart-grad-error",
-        Metric::GradNorm => "chart-grad-norm",
-        Metric::TestAccuracy => "chart-accuracy",
-        Metric::GradCosine => "chart-cosine",
-        Metric::LearningRate => "chart-learning-rate",
-    });
+/// `chart` in the page's language: titles, captions and decimal commas in Spanish. Embedded,
+/// the charts leave out their own legends: the run toggles above them are the legend.
+fn localized(mut chart: LineChart, metric: Metric, embedded: bool) -> LineChart {
+    chart.title = tr(&format!("chart-{}", metric.slug()));
+    chart.look = ChartLook {
+        legend: !embedded,
+        decimal_comma: super::i18n::language().decimal_comma(),
+    };
     chart.x_label = tr("chart-step");
     for series in &mut chart.series {
         if let Some(mark) = &mut series.diverged {
@@ -125,24 +124,25 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
                         <td class="diverged" colspan="5" data-testid="diverged">{msg(&divergence)}</td>
                     }),
                     None => Either::Right(view! {
-                        <td class="num">{r.loss}</td>
-                        <td class="num">{r.grad_error.unwrap_or_else(|| tr("results-none"))}
+                        <td class="num" data-label=tr("results-loss")>{num(&r.loss)}</td>
+                        <td class="num" data-label=tr("results-grad-error")><span class="cell-value">
+                            {r.grad_error.map_or_else(|| tr("results-none"), |e| num(&e))}
                             {r.grad_ratio.map(|ratio| view! {
                                 <span class="grad-ratio" data-testid="grad-ratio">
                                     {msg(&Msg::new("results-grad-ratio").arg("ratio", ratio))}
                                 </span>
                             })}
-                        </td>
-                        <td class="num">{r.cosine.unwrap_or_else(|| tr("results-none"))}</td>
-                        <td class="num">{r.grad_norm}</td>
-                        <td class="num">{r.accuracy.unwrap_or_else(|| tr("results-none"))}</td>
+                        </span></td>
+                        <td class="num" data-label=tr("results-cosine")>{r.cosine.map_or_else(|| tr("results-none"), |c| num(&c))}</td>
+                        <td class="num" data-label=tr("results-grad-norm")>{num(&r.grad_norm)}</td>
+                        <td class="num" data-label=tr("results-accuracy")>{r.accuracy.map_or_else(|| tr("results-none"), |a| num(&a))}</td>
                     }),
                 };
                 view! {
                     <tr data-run=run data-loss=format!("{:e}", r.exact_loss)
                         data-grad-error=r.exact_grad_error.map(|e| format!("{e:e}"))
                         data-diverged=diverged.to_string()>
-                        <th scope="row">{run_swatch(r.style)}{r.label}</th>
+                        <th scope="row"><span class="run-name">{run_swatch(r.style)}<span>{r.label}</span></span></th>
                         {cells}
                     </tr>
                 }
@@ -316,23 +316,19 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         hides(Section::Settings),
         hides(Section::Boundaries),
     );
+    let (hide_table, hide_explanation) = (hides(Section::Table), hides(Section::Explanation));
+    let embedded = options.embed.is_some();
     let menu = texts::experiment_ids()
         .into_iter()
         .map(|id| {
-            let href = super::i18n::link(
-                LabControls {
-                    scenario: id.to_string(),
-                    ..options.controls.clone()
-                }
-                .to_query(),
-            );
+            let href = super::i18n::link(options.controls.with_experiment(id).to_query());
             view! {
                 <li><a href=href aria-current=move || (experiment() == id).then_some("page")
                     data-scenario=id
                     on:click=move |ev| {
                         ev.prevent_default();
                         typo.set(None);
-                        controls.update(|c| c.scenario = id.to_string());
+                        controls.update(|c| *c = c.with_experiment(id));
                     }>{msg(&texts::title(id))}</a></li>
             }
         })
@@ -352,19 +348,63 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps), working.get())));
     let steps = move || signals.view.with(|v| v.steps);
 
-    let chart = |metric: Metric| {
+    let runs_off = Memo::new(move |_| controls.with(|c| c.runs_off.clone()));
+    // Every chart the embed does not hide; each is drawn only where it says something for these
+    // runs (the learning rate under a schedule, the clipping factor where a run clips).
+    // Every chart the embed does not hide, each drawn only where it says something for these
+    // runs. Embedded, the experiment's two key charts are shown and the others folded under
+    // "More charts", so the iframe stays compact.
+    let visible: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|&metric| !hides(Section::Chart(metric)))
+        .collect();
+    let in_main = move |metric: Metric| !embedded || texts::key_charts(&experiment()).contains(&metric);
+    let chart_view = move |metric: Metric, main: bool| {
         let view = signals.view;
-        Memo::new(move |_| view.with(|v| localized(v.chart(metric), metric)))
+        let chart = Memo::new(move |_| {
+            runs_off.with(|off| view.with(|v| localized(v.chart_of_runs(metric, off), metric, embedded)))
+        });
+        let shown = move || view.with(|v| v.shows(metric)) && in_main(metric) == main;
+        let file_name = format!("gradlab-{}.png", metric.slug());
+        let testid = format!("chart-{}", metric.slug());
+        view! {
+            <Show when=shown>
+                <ChartCanvas chart=chart file_name=file_name.clone() testid=testid.clone() resized=resized />
+            </Show>
+        }
     };
-    let loss_chart = chart(Metric::TrainLoss);
-    let error_chart = chart(Metric::GradRelativeError);
-    let norm_chart = chart(Metric::GradNorm);
-    let accuracy_chart = chart(Metric::TestAccuracy);
-    let cosine_chart = chart(Metric::GradCosine);
-    let learning_rate_chart = chart(Metric::LearningRate);
-    // Only where a run's learning rate changes over the steps (a schedule): elsewhere the chart
-    // would be a flat line that says nothing.
-    let scheduled = move || signals.view.with(LabView::has_schedule);
+    let charts = visible.iter().map(|&m| chart_view(m, true)).collect_view();
+    let more_charts = embedded.then(|| {
+        let folded = visible.clone();
+        let any_folded = move || folded.iter().any(|&m| !in_main(m) && signals.view.with(|v| v.shows(m)));
+        let charts = visible.iter().map(|&m| chart_view(m, false)).collect_view();
+        view! {
+            <details class="more-charts" data-testid="more-charts" hidden=move || !any_folded()
+                on:toggle=move |_| set_resized.update(|n| *n += 1)>
+                <summary>{tr("charts-more")}</summary>
+                <div class="charts">{charts}</div>
+            </details>
+        }
+    });
+    let run_toggles = move || {
+        signals.view.with(|v| {
+            v.runs
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    let label = run.label.clone();
+                    let on = move || runs_off.with(|off| !off.contains(&i));
+                    view! {
+                        <li><button type="button" class="run-toggle" data-run-toggle=i
+                            aria-pressed=move || on().to_string()
+                            on:click=move |_| controls.update(|c| c.toggle_run(i))>
+                            {run_swatch(i)}<span>{label}</span>
+                        </button></li>
+                    }
+                })
+                .collect_view()
+        })
+    };
 
     let boundaries = move || {
         let labels = signals
@@ -406,11 +446,38 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let first_step = move || signals.first_step_ms.get().map(|ms| format!("{ms:.0}"));
 
     view! {
-        <section class="lab" class:lab-no-side=hide_settings data-testid="lab" data-first-step-ms=first_step data-steps=steps>
-            <nav aria-label=tr("scenarios-nav") hidden=hide_menu><ul class="scenario-menu">{menu}</ul></nav>
+        <section class="lab" class:lab-no-side=hide_settings class:lab-embedded=embedded data-testid="lab" data-first-step-ms=first_step data-steps=steps>
+            {if embedded {
+                // One line in a course page: the experiments as a list box.
+                let choices = texts::experiment_ids()
+                    .into_iter()
+                    .map(|id| view! { <option value=id selected=move || experiment() == id>{msg(&texts::title(id))}</option> })
+                    .collect_view();
+                view! {
+                    <p class="scenario-select" hidden=hide_menu>
+                        <label for="scenario-select">{tr("scenario-select-label")}</label>
+                        <select id="scenario-select" data-testid="scenario-select" on:change=move |ev| {
+                            let id = event_target_value(&ev);
+                            typo.set(None);
+                            controls.update(|c| *c = c.with_experiment(&id));
+                        }>{choices}</select>
+                    </p>
+                }.into_any()
+            } else {
+                view! { <nav aria-label=tr("scenarios-nav") hidden=hide_menu><ul class="scenario-menu">{menu}</ul></nav> }.into_any()
+            }}
             <header class="experiment">
                 <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
-                <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
+                {if embedded {
+                    view! {
+                        <details class="about" hidden=hide_explanation>
+                            <summary>{tr("embed-about")}</summary>
+                            <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
+                        </details>
+                    }.into_any()
+                } else {
+                    view! { <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p> }.into_any()
+                }}
                 <p class="notice-line" data-testid="what-to-notice">
                     {move || msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))}
                 </p>
@@ -443,29 +510,32 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">
-                    <ResultsTable view=signals.view />
+                    <div hidden=hide_table><ResultsTable view=signals.view /></div>
                     <RunningStats view=signals.view />
                     <div hidden=move || !is_memory()><MemoryBars view=signals.view /></div>
-                    <div class="charts">
-                        <ChartCanvas chart=loss_chart file_name="gradlab-loss.png" testid="chart-loss" resized=resized />
-                        <ChartCanvas chart=error_chart file_name="gradlab-gradient-error.png" testid="chart-grad-error" resized=resized />
-                        <ChartCanvas chart=cosine_chart file_name="gradlab-gradient-cosine.png" testid="chart-cosine" resized=resized />
-                        <ChartCanvas chart=norm_chart file_name="gradlab-gradient-norm.png" testid="chart-grad-norm" resized=resized />
-                        <ChartCanvas chart=accuracy_chart file_name="gradlab-accuracy.png" testid="chart-accuracy" resized=resized />
-                        {move || scheduled().then(|| view! {
-                            <ChartCanvas chart=learning_rate_chart file_name="gradlab-learning-rate.png" testid="chart-learning-rate" resized=resized />
-                        })}
+                    <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
+                        <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
+                        <ul>{run_toggles}</ul>
                     </div>
+                    <div class="charts">{charts}</div>
+                    {more_charts}
                     <p><button type="button" data-testid="download-csv" on:click=download_csv
                         disabled=move || steps() == 0>{tr("download-csv")}</button></p>
-                    <section class="boundaries" aria-labelledby="boundaries-title" hidden=hide_boundaries>
-                        <h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", steps()))}</h3>
+                    // Embedded, the boundaries start folded so the iframe stays compact; one
+                    // click shows them.
+                    <details class="boundaries" open=!embedded hidden=hide_boundaries
+                        on:toggle=move |_| set_resized.update(|n| *n += 1)>
+                        <summary><h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", steps()))}</h3></summary>
                         <div class="boundary-grid" data-testid="boundaries">{boundaries}</div>
-                    </section>
+                    </details>
                 </div>
                 <aside class="lab-side" hidden=hide_settings>
-                    <ControlsPanel controls=controls typo=typo copy_to_sandbox=copy_to_sandbox
-                        hidden=hidden_controls locked=locked_controls />
+                    // Embedded, the settings start folded (a preset fixes most of them anyway).
+                    <details class="settings-fold" open=!embedded>
+                        <summary>{tr("embed-settings")}</summary>
+                        <ControlsPanel controls=controls typo=typo copy_to_sandbox=copy_to_sandbox
+                            hidden=hidden_controls locked=locked_controls />
+                    </details>
                 </aside>
             </div>
         </section>
