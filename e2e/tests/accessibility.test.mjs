@@ -5,7 +5,7 @@
 // quiz. Plus the focus indicator's contrast (WCAG 1.4.11), which axe does not check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withAppAndBrowser, expectAccessible } from '../harness.mjs';
+import { withAppAndBrowser, expectAccessible, screenshot } from '../harness.mjs';
 import { openLab } from '../lab-helpers.mjs';
 import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
 
@@ -68,6 +68,13 @@ test('the quiz at every stage, the certificate and the verify page have no WCAG 
   await page.getByTestId('integrity-only').click();
   await page.getByTestId('certificate').waitFor();
   await expectAccessible(page, 'certificate');
+  // The same certificate in Spanish: the card, its topics and its text alternative.
+  await page.goto(`${app.server.url}?view=certificate&lang=es`);
+  await page.getByTestId('certificate').waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-testid=cert-image] img')?.complete);
+  assert.match(await page.getByTestId('certificate').textContent(), /Lo aprendido: qué aporta la acumulación/);
+  await expectAccessible(page, 'certificate (es)');
+  await screenshot(page, 'certificate-es');
   await page.goto(`${app.server.url}?view=verify&id=NOT-A-REAL-ID`);
   await page.getByTestId('verify-result').waitFor();
   await expectAccessible(page, 'verify page, an unreadable ID');
@@ -75,14 +82,26 @@ test('the quiz at every stage, the certificate and the verify page have no WCAG 
 });
 
 test('an embedded Lab and quiz have no WCAG 2.2 AA violation', async () => {
-  for (const query of ['?embed=lab&scenario=norms&engine=cpu&hide=settings', '?embed=quiz']) {
-    const page = await app.browser.newPage();
+  for (const query of ['?embed=lab&scenario=norms&engine=cpu&hide=settings', '?embed=lab&scenario=pitfalls&engine=cpu', '?embed=quiz']) {
+    const page = await app.browser.newPage({ viewport: { width: 700, height: 900 } });
     await page.goto(`${app.server.url}${query}`);
     await page.locator('main').waitFor();
     await page.waitForTimeout(500);
     await expectAccessible(page, `embed ${query}`);
+    // Everything folded, unfolded; a run switched off.
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+    if ((await page.locator('[data-run-toggle="1"]').count()) > 0) await page.locator('[data-run-toggle="1"]').click();
+    await expectAccessible(page, `embed ${query}, unfolded`);
     await page.close();
   }
+  // A phone: the Lab's stacked layout and its cards.
+  const phone = await app.browser.newPage({ viewport: { width: 390, height: 844 } });
+  await phone.goto(`${app.server.url}?view=lab&scenario=norms&engine=cpu&spf=5`);
+  await phone.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
+  await phone.getByTestId('step').click();
+  await phone.waitForFunction(() => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= 1);
+  await expectAccessible(phone, 'the Lab on a phone');
+  await phone.close();
 });
 
 /** WCAG relative luminance of an `rgb(r, g, b)` colour. */
