@@ -42,7 +42,7 @@ test('without WebGPU the lab says so once and trains on the CPU with the same nu
   assert.equal(await cpuPage.getByTestId('engine-notice').count(), 1, 'said once');
   await screenshot(cpuPage, 'lab-cpu-fallback');
 
-  const gpuPage = await openLab(app, '?view=lab&scenario=norms');
+  const gpuPage = await openLab(app, '?view=lab&scenario=norms&engine=gpu');
   assert.equal(await gpuPage.getByTestId('engine-badge').getAttribute('data-engine'), 'webgpu');
   assert.ok(await gpuPage.getByTestId('engine-notice').isHidden());
   await singleSteps(gpuPage, 5);
@@ -56,8 +56,37 @@ test('without WebGPU the lab says so once and trains on the CPU with the same nu
   await gpuPage.close();
 });
 
+test('the Lab trains on the faster engine: SwiftShader loses to the CPU engine, which takes over at the same step', async () => {
+  // The hostile pass's case: WebGPU on a software adapter trained 13 times slower than the CPU.
+  const page = await openLab(app, '?view=lab&scenario=norms&spf=5');
+  const badge = page.getByTestId('engine-badge');
+  assert.equal(await badge.getAttribute('data-engine'), 'webgpu', 'WebGPU trains first');
+  const started = Date.now();
+  await page.getByTestId('play').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=engine-badge]').dataset.engine === 'cpu', null, {
+    timeout: 30_000,
+  });
+  console.log(`# engine chosen ${Date.now() - started} ms after Play: ${await badge.textContent()}`);
+  assert.match(await badge.textContent(), /CPU engine: \d+\.\dx faster than WebGPU on this machine/);
+  await page.getByTestId('play').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false');
+  // Same experiment, same step: the table is what the CPU engine alone gives after as many steps.
+  const n = await steps(page);
+  const chosen = await results(page);
+  const cpuPage = await openLab(app, '?view=lab&scenario=norms&engine=cpu');
+  await singleSteps(cpuPage, n);
+  assert.deepEqual(chosen.map((r) => r.loss), (await results(cpuPage)).map((r) => r.loss));
+  await cpuPage.close();
+  // engine=gpu keeps WebGPU however slow.
+  const forced = await openLab(app, '?view=lab&scenario=norms&spf=5&engine=gpu');
+  await train(forced, 25);
+  assert.equal(await forced.getByTestId('engine-badge').getAttribute('data-engine'), 'webgpu');
+  await forced.close();
+  await page.close();
+});
+
 test('when the GPU device is lost the lab continues on the CPU from the same step', async () => {
-  const page = await openLab(app, '?view=lab&scenario=scaling&spf=2&simulate=gpu-loss');
+  const page = await openLab(app, '?view=lab&scenario=scaling&spf=2&simulate=gpu-loss&engine=gpu');
   assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), 'webgpu');
   await train(page, 12);
   assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), 'cpu');
@@ -80,7 +109,7 @@ test('time from navigation to the first trained step (reported, not asserted)', 
     ['webgpu', app.browser],
     ['cpu', withoutWebGpu],
   ]) {
-    const page = await openLab(app, '?view=lab&scenario=scaling&spf=1', {}, browser);
+    const page = await openLab(app, `?view=lab&scenario=scaling&spf=1${name === 'webgpu' ? '&engine=gpu' : ''}`, {}, browser);
     await page.getByTestId('play').click();
     await page.waitForFunction(() => document.querySelector('[data-testid=lab]').dataset.firstStepMs);
     const ms = Number(await page.getByTestId('lab').getAttribute('data-first-step-ms'));
@@ -93,7 +122,7 @@ test('time from navigation to the first trained step (reported, not asserted)', 
 test('a run that diverges says where on both engines, never agrees, and the others go on', async () => {
   // The hostile pass's case: on WebGPU every run showed NaN, a gradient norm of 0 and "agree".
   const query = '?view=lab&scenario=sandbox&activation=gelu&lr=10&batch=256&n=256&spf=5';
-  for (const [engine, q] of [['webgpu', query], ['cpu', `${query}&engine=cpu`]]) {
+  for (const [engine, q] of [['webgpu', `${query}&engine=gpu`], ['cpu', `${query}&engine=cpu`]]) {
     const page = await openLab(app, q);
     assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), engine);
     await singleSteps(page, 8);
@@ -139,7 +168,7 @@ test('a run that diverges says where on both engines, never agrees, and the othe
 test('Pause at the heaviest settings shows within 200 ms on both engines, and no step starts after it', async () => {
   // The hostile pass's case: the CPU engine took 72.6 s to pause, WebGPU did not pause in 120 s.
   for (const engine of ['cpu', 'webgpu']) {
-    const page = await openLab(app, `${HEAVIEST}${engine === 'cpu' ? '&engine=cpu' : ''}`);
+    const page = await openLab(app, `${HEAVIEST}&engine=${engine === 'cpu' ? 'cpu' : 'gpu'}`);
     assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), engine);
     const pause = await measurePause(page, 300);
     console.log(`# pause at the heaviest settings (${engine}): shown ${pause.ms.toFixed(0)} ms after the click; ` +

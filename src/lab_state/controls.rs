@@ -1,5 +1,6 @@
 //! The Lab's controls: what a learner can set, what is valid, and how it lives in the URL.
 
+use super::engine_choice::EnginePreference;
 use crate::i18n::Msg;
 use crate::route::{encode, SANDBOX};
 use crate::sim::data::DatasetKind;
@@ -643,11 +644,12 @@ impl LabControls {
     }
 }
 
-/// How the Lab runs beyond its controls: `engine=cpu` forces the CPU engine, and
-/// `simulate=gpu-loss` (for tests and demonstrations) loses the WebGPU device mid-run.
+/// How the Lab runs beyond its controls: `engine=cpu` or `engine=gpu` force an engine (by
+/// default the faster one on this machine trains), and `simulate=gpu-loss` (for tests and
+/// demonstrations) loses the WebGPU device mid-run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EngineOptions {
-    pub force_cpu: bool,
+    pub engine: EnginePreference,
     pub simulate_gpu_loss: bool,
 }
 
@@ -662,12 +664,13 @@ impl EngineOptions {
                     .arg("parameter", parameter),
             );
         };
-        let force_cpu = match get("engine") {
-            None | Some("auto" | "webgpu") => false,
-            Some("cpu") => true,
+        let engine = match get("engine") {
+            None | Some("auto" | "faster") => EnginePreference::Faster,
+            Some("cpu") => EnginePreference::Cpu,
+            Some("gpu" | "webgpu") => EnginePreference::Gpu,
             Some(other) => {
                 bad("engine", other);
-                false
+                EnginePreference::Faster
             }
         };
         let simulate_gpu_loss = match get("simulate") {
@@ -680,7 +683,7 @@ impl EngineOptions {
         };
         (
             Self {
-                force_cpu,
+                engine,
                 simulate_gpu_loss,
             },
             notices,
@@ -758,7 +761,15 @@ mod tests {
     fn engine_options_are_read_and_unknown_values_reported() {
         assert_eq!(EngineOptions::from_pairs(&[]), (EngineOptions::default(), Vec::new()));
         let (options, notices) = EngineOptions::from_pairs(&pairs("?engine=cpu&simulate=gpu-loss"));
-        assert!(options.force_cpu && options.simulate_gpu_loss);
+        assert!(options.engine == EnginePreference::Cpu && options.simulate_gpu_loss);
+        assert_eq!(
+            EngineOptions::from_pairs(&pairs("?engine=gpu")).0.engine,
+            EnginePreference::Gpu
+        );
+        assert_eq!(
+            EngineOptions::from_pairs(&pairs("?engine=webgpu")).0.engine,
+            EnginePreference::Gpu
+        );
         assert!(notices.is_empty());
         let (options, notices) = EngineOptions::from_pairs(&pairs("?engine=quantum&simulate=meteor"));
         assert_eq!(options, EngineOptions::default());

@@ -1,10 +1,11 @@
 //! Plain state types of the interactive Lab (no Leptos, no wgpu): the controls a learner sets,
 //! their validation with a message per control, and their round trip through the URL, so a
 //! shared link reproduces an experiment; the view of a running experiment (histories, charts,
-//! results, memory); and the message ids of each experiment's texts. The Lab's components are
+//! results, memory); which engine is faster here; and the message ids of each experiment's texts. The Lab's components are
 //! thin views over these.
 
 pub mod chart_text;
 pub mod controls;
+pub mod engine_choice;
 pub mod session;
 pub mod texts;

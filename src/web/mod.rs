@@ -43,7 +43,7 @@ fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option
     lab::LabOptions {
         controls,
         kept_query,
-        force_cpu: engine.force_cpu,
+        engine: engine.engine,
         simulate_gpu_loss: engine.simulate_gpu_loss,
         embed,
     }

@@ -17,6 +17,7 @@ use super::super::browser;
 use super::trainer::{TrainError, Trainer};
 use crate::gpu::context::GpuContext;
 use crate::i18n::Msg;
+use crate::lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
 use crate::lab_state::session::{FrameBudget, LabView, Transport, MAX_LAB_STEPS};
 use crate::plot::boundary::{DecisionBoundary, Grid};
 use crate::sim::lab::LabConfig;
@@ -44,6 +45,8 @@ pub enum EngineBadge {
     Gpu(String),
     /// The CPU engine, with why when WebGPU is not used.
     Cpu(Option<Msg>),
+    /// The CPU engine, chosen because it measured faster than WebGPU here.
+    CpuFaster(Msg),
 }
 
 /// The signals the loop writes and the page reads.
@@ -149,6 +152,30 @@ async fn fall_back(
     Ok(trainer)
 }
 
+/// The CPU engine against WebGPU's measured `gpu_ms_per_step`: it replays the `steps` steps
+/// WebGPU took, timed, and stops as soon as it cannot win. When it wins it is returned at the
+/// same step, ready to continue (the numbers shown do not change).
+async fn race_cpu(
+    config: &LabConfig,
+    steps: u64,
+    gpu_ms_per_step: f64,
+) -> Result<(Verdict, Option<Trainer>), TrainError> {
+    let started = browser::now_ms();
+    let deadline = GpuTrial::cpu_deadline_ms(gpu_ms_per_step, steps);
+    let mut cpu = Trainer::build(config, None)?;
+    while cpu.steps_taken() < steps {
+        cpu.advance(1, &|| true).await?;
+        let elapsed = browser::now_ms() - started;
+        if elapsed > deadline {
+            let per_step = elapsed / cpu.steps_taken().max(1) as f64;
+            return Ok((Verdict::of(gpu_ms_per_step, per_step), None));
+        }
+    }
+    let per_step = (browser::now_ms() - started) / steps.max(1) as f64;
+    let verdict = Verdict::of(gpu_ms_per_step, per_step);
+    Ok((verdict, verdict.uses_cpu().then_some(cpu)))
+}
+
 /// What commands change while the engine works (cells: the work reads them as they change).
 #[derive(Default)]
 struct Playback {
@@ -222,10 +249,12 @@ async fn handling_commands<T>(
 pub async fn run(
     mut commands: UnboundedReceiver<Command>,
     signals: LabSignals,
-    force_cpu: bool,
+    preference: EnginePreference,
     simulate_gpu_loss: bool,
 ) {
-    let mut context = open_gpu(signals, force_cpu).await;
+    let mut context = open_gpu(signals, preference == EnginePreference::Cpu).await;
+    // Unless the URL forces an engine, WebGPU is measured against the CPU engine once.
+    let mut trial = (preference == EnginePreference::Faster).then(GpuTrial::default);
     let mut trainer: Option<Trainer> = None;
     let mut current: Option<(LabConfig, Vec<String>)> = None;
     let playback = Playback::default();
@@ -326,7 +355,13 @@ pub async fn run(
             signals.working.set(false);
         }
         match advanced {
-            Ok(Ok(taken)) => budget.record(taken, browser::now_ms() - started_ms),
+            Ok(Ok(taken)) => {
+                let elapsed = browser::now_ms() - started_ms;
+                budget.record(taken, elapsed);
+                if let Some(trial) = trial.as_mut().filter(|_| engine.is_gpu()) {
+                    trial.record(taken, elapsed);
+                }
+            }
             Err(Interrupted::Reset(config, labels)) => {
                 reset = Some((config, labels));
                 continue;
@@ -361,6 +396,51 @@ pub async fn run(
         signals.view.update(|v| {
             engine.sync(v);
         });
+        // WebGPU has trained long enough to judge: the CPU engine races it on the same steps.
+        if let Some(gpu_ms_per_step) = trial.as_ref().and_then(GpuTrial::measured).filter(|_| engine.is_gpu()) {
+            let steps = engine.steps_taken();
+            match handling_commands(
+                race_cpu(config, steps, gpu_ms_per_step),
+                &mut commands,
+                &playback,
+                signals,
+            )
+            .await
+            {
+                Ok(Ok((verdict, cpu))) => {
+                    trial = None;
+                    match cpu {
+                        Some(cpu) => {
+                            // The faster engine for the rest of the page's life.
+                            context = None;
+                            signals.engine.set(EngineBadge::CpuFaster(verdict.message()));
+                            // One engine's histories throughout, as after a GPU failure.
+                            signals.view.set(cpu.view(labels.clone()));
+                            trainer = Some(cpu);
+                            signals.working.set(false);
+                            continue;
+                        }
+                        None => signals.engine.update(|badge| {
+                            if let EngineBadge::Gpu(adapter) = badge {
+                                *adapter = format!("{adapter} ({})", super::super::i18n::msg(&verdict.message()));
+                            }
+                        }),
+                    }
+                }
+                Ok(Err(e)) => {
+                    trial = None;
+                    web_sys::console::warn_1(&format!("engine race: {e}").into());
+                }
+                Err(Interrupted::Reset(config, labels)) => {
+                    reset = Some((config, labels));
+                    continue;
+                }
+                Err(Interrupted::Closed) => return,
+            }
+        }
+        let Some(engine) = trainer.as_mut() else {
+            continue;
+        };
         signals.working.set(false);
         if signals.first_step_ms.get_untracked().is_none() {
             signals.first_step_ms.set(Some(browser::now_ms()));

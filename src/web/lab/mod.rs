@@ -16,6 +16,7 @@ use super::i18n::{msg, num, tr};
 use crate::embed::{experienced_scenario, EmbedOptions, Section};
 use crate::i18n::Msg;
 use crate::lab_state::controls::{Control, LabControls};
+use crate::lab_state::engine_choice::EnginePreference;
 use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS};
 use crate::lab_state::texts;
 use crate::plot::boundary::DecisionBoundary;
@@ -31,7 +32,7 @@ pub struct LabOptions {
     pub controls: LabControls,
     /// Other parameters of the page's URL (`&key=value`...), kept when the Lab updates it.
     pub kept_query: String,
-    pub force_cpu: bool,
+    pub engine: EnginePreference,
     /// Test hook: lose the WebGPU device after a few steps, to exercise the CPU fallback.
     pub simulate_gpu_loss: bool,
     /// Set when the Lab runs inside a course page.
@@ -88,13 +89,14 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>) -> impl IntoView {
             EngineBadge::Gpu(adapter) => msg(&Msg::new("engine-webgpu").arg("adapter", adapter)),
             EngineBadge::Cpu(None) => tr("engine-cpu"),
             EngineBadge::Cpu(Some(reason)) => msg(&Msg::new("engine-cpu-fallback").arg("reason", msg(reason))),
+            EngineBadge::CpuFaster(why) => msg(why),
         })
     };
     let kind = move || {
         engine.with(|e| match e {
             EngineBadge::Preparing => "preparing",
             EngineBadge::Gpu(_) => "webgpu",
-            EngineBadge::Cpu(_) => "cpu",
+            EngineBadge::Cpu(_) | EngineBadge::CpuFaster(_) => "cpu",
         })
     };
     view! {
@@ -247,7 +249,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     leptos::task::spawn_local(engine_loop::run(
         receiver,
         signals,
-        options.force_cpu,
+        options.engine,
         options.simulate_gpu_loss,
     ));
 
