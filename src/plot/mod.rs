@@ -614,10 +614,8 @@ mod tests {
         assert_eq!(axis_label(3.0, (3.0, 3.0)), "3.0");
     }
 
-    /// Draws charts into a bitmap and counts pixels of the run's colour in the column of the
-    /// step where it diverged: the mark is really drawn, on a linear and a log axis.
-    #[test]
-    fn the_look_leaves_the_legend_out_and_writes_decimal_commas() {
+    /// Text needs a font natively (the browser has its own); the CLI bundles this one.
+    fn register_test_font() {
         plotters::style::register_font(
             "sans-serif",
             FontStyle::Normal,
@@ -625,6 +623,11 @@ mod tests {
         )
         .map_err(|_| "font")
         .unwrap();
+    }
+
+    #[test]
+    fn the_look_leaves_the_legend_out_and_writes_decimal_commas() {
+        register_test_font();
         let steps: Vec<StepRecord> = (0..10).map(|s| record(s, 0.5 + 0.1 * s as f64, None)).collect();
         let draw = |look: ChartLook| {
             let mut chart = LineChart::from_histories(Metric::TrainLoss, [run("legend-entry", &steps)]);
@@ -655,6 +658,8 @@ mod tests {
         assert_eq!(with_decimal_comma("4.00".into(), false), "4.00");
     }
 
+    /// Draws charts into a bitmap and counts pixels of the run's colour in the column of the
+    /// step where it diverged: the mark is really drawn, on a linear and a log axis.
     #[test]
     fn a_divergence_is_drawn_as_a_mark_at_its_step() {
         let steady: Vec<StepRecord> = (0..10).map(|s| record(s, 1.0 / (s + 1) as f64, Some(1e-3))).collect();
@@ -664,14 +669,7 @@ mod tests {
             diverged_at: Some(5),
             ..run("b", &broken)
         };
-        // Text needs a font natively (the browser has its own); the CLI bundles this one.
-        plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            include_bytes!("../../assets/fonts/DejaVuSans.ttf"),
-        )
-        .map_err(|_| "font")
-        .unwrap();
+        register_test_font();
         for metric in [Metric::TrainLoss, Metric::GradRelativeError] {
             let (width, height) = (400u32, 300u32);
             let mut pixels = vec![0u8; (width * height * 3) as usize];
