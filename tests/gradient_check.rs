@@ -16,7 +16,7 @@ use gradlab::sim::backend::TrainingBackend;
 use gradlab::sim::data::Split;
 use gradlab::sim::model::{Activation, Layout, Norm};
 use gradlab::sim::optim::OptimizerSpec;
-use gradlab::sim::reference::{backward, forward, ReferenceEngine};
+use gradlab::sim::reference::{backward, forward, linear, ReferenceEngine};
 use gradlab::sim::rng::SeededRng;
 
 const STEP: f64 = 1e-6;
@@ -59,11 +59,11 @@ fn linear_backward_matches_finite_differences() {
     let upstream = random_vec(&mut rng, rows * fan_out, 1.0);
     let loss = |x: &[f64], w: &[f64], b: &[f64]| {
         let mut y = vec![0.0; rows * fan_out];
-        forward::linear(x, rows, fan_in, w, b, fan_out, &mut y);
+        linear::forward(x, rows, fan_in, w, b, fan_out, &mut y, &mut Vec::new());
         dot(&y, &upstream)
     };
     let (mut dw, mut db, mut dx) = (vec![0.0; w.len()], vec![0.0; b.len()], vec![0.0; x.len()]);
-    backward::linear(
+    linear::backward(
         &x,
         rows,
         fan_in,
@@ -83,7 +83,7 @@ fn linear_backward_matches_finite_differences() {
 fn linear_backward_adds_into_parameter_gradients() {
     let (x, w, dy) = ([1.0, 2.0], [0.5, -1.0], [3.0]);
     let (mut dw, mut db) = (vec![10.0, 10.0], vec![1.0]);
-    backward::linear(&x, 1, 2, &w, 1, &dy, &mut dw, &mut db, None);
+    linear::backward(&x, 1, 2, &w, 1, &dy, &mut dw, &mut db, None);
     assert_eq!(dw, vec![13.0, 16.0]);
     assert_eq!(db, vec![4.0]);
 }

@@ -15,7 +15,7 @@ use gradlab::gpu::context::GpuContext;
 use gradlab::gpu::ops::{GpuOps, LinearDims, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::model::Activation;
-use gradlab::sim::reference::{backward, forward};
+use gradlab::sim::reference::{backward, forward, linear};
 use gradlab::sim::rng::SeededRng;
 
 /// The layer operations a backend offers, in plain vectors.
@@ -74,7 +74,16 @@ impl LayerOps for CpuF32 {
         fan_out: usize,
     ) -> Vec<f64> {
         let mut y = vec![0f32; rows * fan_out];
-        forward::linear(&to32(x), rows, fan_in, &to32(w), &to32(b), fan_out, &mut y);
+        linear::forward(
+            &to32(x),
+            rows,
+            fan_in,
+            &to32(w),
+            &to32(b),
+            fan_out,
+            &mut y,
+            &mut Vec::new(),
+        );
         to64(&y)
     }
     fn linear_backward(
@@ -90,7 +99,7 @@ impl LayerOps for CpuF32 {
         let mut g = to32(grads);
         let (dw, db) = g.split_at_mut(fan_in * fan_out);
         let mut dx = vec![0f32; rows * fan_in];
-        backward::linear(
+        linear::backward(
             &to32(x),
             rows,
             fan_in,
@@ -264,13 +273,13 @@ fn linear_matches_reference(backend: &mut dyn LayerOps) {
         let dy = random_vec(&mut rng, rows * fan_out, 1.0);
         let grads = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.1);
         let mut y = vec![0.0; rows * fan_out];
-        forward::linear(&x, rows, fan_in, &w, &b, fan_out, &mut y);
+        linear::forward(&x, rows, fan_in, &w, &b, fan_out, &mut y, &mut Vec::new());
         let got = backend.linear_forward(&x, rows, fan_in, &w, &b, fan_out);
         assert_close(backend, "linear forward", &got, &y);
         let mut g = grads.clone();
         let (dw, db) = g.split_at_mut(fan_in * fan_out);
         let mut dx = vec![0.0; rows * fan_in];
-        backward::linear(&x, rows, fan_in, &w, fan_out, &dy, dw, db, Some(&mut dx));
+        linear::backward(&x, rows, fan_in, &w, fan_out, &dy, dw, db, Some(&mut dx));
         let (got_dw, got_db, got_dx) = backend.linear_backward(&x, rows, fan_in, &w, fan_out, &dy, &grads);
         assert_close(backend, "dW (accumulated)", &got_dw, dw);
         assert_close(backend, "db (accumulated)", &got_db, db);

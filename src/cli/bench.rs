@@ -1,6 +1,9 @@
 //! The benchmark command: optimizer steps per second of the CPU engine (f32, f64) and the GPU
 //! engine on the canonical workload (3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,
 //! SGD lr 0.1, B = 256 as one full batch and as 4 micro-batches of 64).
+//!
+//! Allocations per optimizer step are counted when the binary is built with the
+//! `count-allocations` feature (a counting global allocator that the service should not carry).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -24,13 +27,41 @@ fn now() -> Instant {
     Instant::now()
 }
 
-fn time_steps<T: Real>(micro_batches: usize, metrics: MetricOps, steps: u64) -> Result<Duration> {
+/// Which engines `gradlab bench` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engines {
+    All,
+    Cpu,
+    Gpu,
+}
+
+/// Timed steps of the CPU engine, and allocations per step (counted over separate steps when
+/// the counting allocator is built in, so that counting never slows the timed ones).
+fn time_steps<T: Real>(micro_batches: usize, metrics: MetricOps, steps: u64) -> Result<(Duration, Option<f64>)> {
     let mut lab = CpuLab::<T>::cpu(canonical_config(micro_batches))?;
     lab.set_metric_ops(metrics);
     lab.run(5, |_| {})?; // warm caches and workspace buffers
     let start = now();
     lab.run(steps, |_| {})?;
-    Ok(start.elapsed())
+    let elapsed = start.elapsed();
+    Ok((elapsed, allocations_per_step(&mut lab)?))
+}
+
+/// Steps over which allocations are counted: enough to see amortized growth (histories).
+#[cfg(feature = "count-allocations")]
+const COUNTED_STEPS: u64 = 100;
+
+#[cfg(feature = "count-allocations")]
+fn allocations_per_step<T: Real>(lab: &mut CpuLab<T>) -> Result<Option<f64>> {
+    let mut result = Ok(());
+    let counted = allocation_counter::measure(|| result = lab.run(COUNTED_STEPS, |_| {}));
+    result?;
+    Ok(Some(counted.count_total as f64 / COUNTED_STEPS as f64))
+}
+
+#[cfg(not(feature = "count-allocations"))]
+fn allocations_per_step<T: Real>(_lab: &mut CpuLab<T>) -> Result<Option<f64>> {
+    Ok(None)
 }
 
 /// The GPU engine on the same workload, stepped without per-step readback (metrics are read in
@@ -60,11 +91,30 @@ fn time_gpu_steps(
     Ok(start.elapsed())
 }
 
-fn row(out: &mut dyn Write, engine: &str, micro_batches: usize, work: &str, steps: u64, seconds: f64) -> Result<()> {
+/// One measured row; `allocations` is `None` where they were not counted.
+struct Row<'a> {
+    engine: &'a str,
+    micro_batches: usize,
+    work: &'a str,
+    steps: u64,
+    seconds: f64,
+    allocations: Option<f64>,
+}
+
+fn row(out: &mut dyn Write, row: Row<'_>) -> Result<()> {
+    let Row {
+        engine,
+        micro_batches,
+        work,
+        steps,
+        seconds,
+        allocations,
+    } = row;
     let regime = if micro_batches == 1 { "full 256" } else { "4 x 64" };
+    let allocations = allocations.map_or_else(|| "-".to_owned(), |a| format!("{a:.1}"));
     writeln!(
         out,
-        "{engine:<10} {regime:<14} {work:<24} {:>10.1} {:>10.3}",
+        "{engine:<10} {regime:<14} {work:<24} {:>10.1} {:>10.3} {allocations:>12}",
         steps as f64 / seconds,
         1000.0 * seconds / steps as f64
     )?;
@@ -81,7 +131,7 @@ const WORK: [(&str, MetricOps); 2] = [
 /// The most timed steps per measurement: about a minute of CPU work per row on a slow machine.
 pub const MAX_STEPS: u64 = 100_000;
 
-pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
+pub fn run(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
     let steps = steps.clamp(1, MAX_STEPS);
     writeln!(
         out,
@@ -89,18 +139,65 @@ pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
     )?;
     writeln!(
         out,
-        "{:<10} {:<14} {:<24} {:>10} {:>10}",
-        "engine", "regime", "work per step", "steps/s", "ms/step"
+        "{:<10} {:<14} {:<24} {:>10} {:>10} {:>12}",
+        "engine", "regime", "work per step", "steps/s", "ms/step", "allocs/step"
     )?;
     out.flush()?;
+    if engines != Engines::Gpu {
+        bench_cpu(steps, out)?;
+    }
+    if engines != Engines::Cpu {
+        bench_gpu(steps, out)?;
+    }
+    if cfg!(feature = "count-allocations") {
+        writeln!(
+            out,
+            "allocs/step: the Lab's whole step (drawing and splitting the batch, the plan, the history); the engine's own step allocates nothing (tests/allocations.rs)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "allocs/step: not counted in this build (cargo run --release --features count-allocations --bin gradlab -- bench)"
+        )?;
+    }
+    Ok(())
+}
+
+fn bench_cpu(steps: u64, out: &mut dyn Write) -> Result<()> {
     for (work, metrics) in WORK {
         for micro_batches in [1, 4] {
-            let seconds = time_steps::<f32>(micro_batches, metrics, steps)?.as_secs_f64();
-            row(out, "cpu-f32", micro_batches, work, steps, seconds)?;
-            let seconds = time_steps::<f64>(micro_batches, metrics, steps)?.as_secs_f64();
-            row(out, "cpu-f64", micro_batches, work, steps, seconds)?;
+            let (elapsed, allocations) = time_steps::<f32>(micro_batches, metrics, steps)?;
+            let seconds = elapsed.as_secs_f64();
+            row(
+                out,
+                Row {
+                    engine: "cpu-f32",
+                    micro_batches,
+                    work,
+                    steps,
+                    seconds,
+                    allocations,
+                },
+            )?;
+            let (elapsed, allocations) = time_steps::<f64>(micro_batches, metrics, steps)?;
+            let seconds = elapsed.as_secs_f64();
+            row(
+                out,
+                Row {
+                    engine: "cpu-f64",
+                    micro_batches,
+                    work,
+                    steps,
+                    seconds,
+                    allocations,
+                },
+            )?;
         }
     }
+    Ok(())
+}
+
+fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<()> {
     match pollster::block_on(GpuContext::new()) {
         Err(error) => writeln!(out, "gpu: not measured: {error}")?,
         Ok(context) => {
@@ -109,7 +206,17 @@ pub fn run(steps: u64, out: &mut dyn Write) -> Result<()> {
             for (work, metrics) in WORK {
                 for micro_batches in [1, 4] {
                     let seconds = time_gpu_steps(&context, &ops, micro_batches, metrics, steps)?.as_secs_f64();
-                    row(out, "gpu-f32", micro_batches, work, steps, seconds)?;
+                    row(
+                        out,
+                        Row {
+                            engine: "gpu-f32",
+                            micro_batches,
+                            work,
+                            steps,
+                            seconds,
+                            allocations: None,
+                        },
+                    )?;
                 }
             }
         }

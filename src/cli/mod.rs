@@ -73,11 +73,15 @@ enum Command {
         #[command(flatten)]
         source: Source,
     },
-    /// Time the CPU engine on the canonical workload and print steps per second.
+    /// Time the engines on the canonical workload: steps per second, allocations and GPU
+    /// dispatches per optimizer step.
     Bench {
         /// Timed optimizer steps per measurement (1 to 100000).
         #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=bench::MAX_STEPS))]
         steps: u64,
+        /// Which engines to time.
+        #[arg(long, value_enum, default_value_t = bench::Engines::All)]
+        engines: bench::Engines,
     },
     /// The certificate issuer service and its administration.
     #[command(subcommand)]
@@ -424,7 +428,7 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
                 source.memory_budget_mib
             )?;
         }
-        Command::Bench { steps } => bench::run(steps, out)?,
+        Command::Bench { steps, engines } => bench::run(steps, engines, out)?,
         Command::Issuer(command) => issuer::run(command, out)?,
         Command::Package(command) => package::run(command, out)?,
         Command::Verify {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::model::{Layout, Norm};
+use super::real::Real;
 
 /// Metrics of one run at one optimizer step.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -65,12 +66,14 @@ pub struct RunHistory<'a> {
 }
 
 /// Relative error and cosine similarity of `gradient` against `reference`.
-pub fn compare_gradients(gradient: &[f64], reference: &[f64]) -> (f64, f64) {
+pub fn compare_gradients<T: Real>(gradient: &[T], reference: &[T]) -> (f64, f64) {
     let mut diff = 0.0;
     let mut dot = 0.0;
     let mut norm_g = 0.0;
     let mut norm_r = 0.0;
-    for (&g, &r) in gradient.iter().zip(reference) {
+    // In f64 whatever the engine's precision, element by element (no converted copies).
+    for (g, r) in gradient.iter().zip(reference) {
+        let (g, r) = (g.to_f64(), r.to_f64());
         diff += (g - r) * (g - r);
         dot += g * r;
         norm_g += g * g;

@@ -5,42 +5,6 @@ use super::forward::{NormGeometry, GELU_A, GELU_C};
 use crate::sim::model::Activation;
 use crate::sim::real::Real;
 
-/// Adds `dW += dy^T x` and `db += sum_i dy`; writes `dx = dy W` when asked for.
-pub fn linear<T: Real>(
-    x: &[T],
-    rows: usize,
-    fan_in: usize,
-    w: &[T],
-    fan_out: usize,
-    dy: &[T],
-    dw: &mut [T],
-    db: &mut [T],
-    dx: Option<&mut [T]>,
-) {
-    for i in 0..rows {
-        let xi = &x[i * fan_in..(i + 1) * fan_in];
-        for o in 0..fan_out {
-            let g = dy[i * fan_out + o];
-            db[o] += g;
-            let dwo = &mut dw[o * fan_in..(o + 1) * fan_in];
-            for k in 0..fan_in {
-                dwo[k] += g * xi[k];
-            }
-        }
-    }
-    if let Some(dx) = dx {
-        for i in 0..rows {
-            for k in 0..fan_in {
-                let mut acc = T::ZERO;
-                for o in 0..fan_out {
-                    acc += dy[i * fan_out + o] * w[o * fan_in + k];
-                }
-                dx[i * fan_in + k] = acc;
-            }
-        }
-    }
-}
-
 /// `du = da * act'(u)`, from the activation's input `u` and output `a`.
 pub fn activation<T: Real>(kind: Activation, u: &[T], a: &[T], da: &[T], du: &mut [T]) {
     match kind {

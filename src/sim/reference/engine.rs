@@ -1,4 +1,4 @@
-use super::{backward, forward};
+use super::{backward, forward, linear};
 use crate::sim::backend::{StepBatch, TrainingBackend};
 use crate::sim::data::Split;
 use crate::sim::metrics::{compare_gradients, StepRecord};
@@ -35,6 +35,8 @@ struct Workspace<T> {
     da: Vec<T>,
     du: Vec<T>,
     dz: Vec<T>,
+    /// The linear forward's transposed weights.
+    linear_scratch: Vec<T>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,7 +146,12 @@ impl<T: Real> ReferenceEngine<T> {
     fn forward_hidden(&mut self, l: usize, mode: Mode) {
         let layout = &self.layout;
         let rows = self.ws.labels.len();
-        let Workspace { input, layers, .. } = &mut self.ws;
+        let Workspace {
+            input,
+            layers,
+            linear_scratch,
+            ..
+        } = &mut self.ws;
         if let Some(layer) = layout.hidden.get(l) {
             let (before, rest) = layers.split_at_mut(l);
             let x: &[T] = if l == 0 { input } else { &before[l - 1].a };
@@ -153,7 +160,7 @@ impl<T: Real> ReferenceEngine<T> {
             let n = rows * w;
             ensure_len(&mut cache.z, n);
             ensure_len(&mut cache.a, n);
-            forward::linear(
+            linear::forward(
                 x,
                 rows,
                 layer.fan_in,
@@ -161,6 +168,7 @@ impl<T: Real> ReferenceEngine<T> {
                 &self.params[layer.bias..],
                 w,
                 &mut cache.z,
+                linear_scratch,
             );
             let norm = layout.spec.norm;
             if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
@@ -229,13 +237,14 @@ impl<T: Real> ReferenceEngine<T> {
             layers,
             logits,
             probs,
+            linear_scratch,
             ..
         } = &mut self.ws;
         let classes = layout.classes;
         ensure_len(logits, rows * classes);
         ensure_len(probs, rows * classes);
         let last = layers.last().map_or(&input[..], |c| &c.a[..]);
-        forward::linear(
+        linear::forward(
             last,
             rows,
             layout.output_fan_in,
@@ -243,6 +252,7 @@ impl<T: Real> ReferenceEngine<T> {
             &self.params[layout.output_bias..],
             classes,
             logits,
+            linear_scratch,
         );
         forward::softmax_cross_entropy(&logits[..rows * classes], classes, labels, probs)
     }
@@ -280,7 +290,7 @@ impl<T: Real> ReferenceEngine<T> {
         ensure_len(da, rows * layout.output_fan_in);
         {
             let (dw, rest) = grads[layout.output_weight..].split_at_mut(classes * layout.output_fan_in);
-            backward::linear(
+            linear::backward(
                 last,
                 rows,
                 layout.output_fan_in,
@@ -355,7 +365,7 @@ impl<T: Real> ReferenceEngine<T> {
             } else {
                 None
             };
-            backward::linear(
+            linear::backward(
                 x,
                 rows,
                 layer.fan_in,
@@ -503,7 +513,7 @@ impl<T: Real> ReferenceEngine<T> {
             Op::RecordGradient => {
                 cursor.record.grad_norm = global_norm(&self.grads).to_f64();
                 if self.has_reference {
-                    let (relative, cosine) = compare_gradients(&to_f64(&self.grads), &to_f64(&self.reference));
+                    let (relative, cosine) = compare_gradients(&self.grads, &self.reference);
                     cursor.record.grad_relative_error = Some(relative);
                     cursor.record.grad_cosine = Some(cosine);
                     cursor.record.grad_reference_norm = Some(global_norm(&self.reference).to_f64());
@@ -638,7 +648,9 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
     }
 
     fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
-        Ok(std::mem::take(&mut self.records))
+        // Drained, not taken: the engine keeps its capacity, so a step never allocates for its
+        // record.
+        Ok(self.records.drain(..).collect())
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {

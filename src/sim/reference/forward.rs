@@ -3,21 +3,6 @@
 use crate::sim::model::{Activation, Norm};
 use crate::sim::real::Real;
 
-/// `y[i, o] = b[o] + sum_k x[i, k] * w[o, k]`, with `w` stored `[fan_out, fan_in]`.
-pub fn linear<T: Real>(x: &[T], rows: usize, fan_in: usize, w: &[T], b: &[T], fan_out: usize, y: &mut [T]) {
-    for i in 0..rows {
-        let xi = &x[i * fan_in..(i + 1) * fan_in];
-        for o in 0..fan_out {
-            let wo = &w[o * fan_in..(o + 1) * fan_in];
-            let mut acc = b[o];
-            for k in 0..fan_in {
-                acc += xi[k] * wo[k];
-            }
-            y[i * fan_out + o] = acc;
-        }
-    }
-}
-
 pub(crate) const GELU_C: f64 = 0.797_884_560_802_865_4; // sqrt(2 / pi)
 pub(crate) const GELU_A: f64 = 0.044_715;
 
