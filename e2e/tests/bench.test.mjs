@@ -22,4 +22,15 @@ test('the bench page measures CPU and WebGPU engines', { timeout: 240_000 }, asy
   assert.ok(engines.has('cpu-wasm-f32') && engines.has('webgpu-f32'));
   assert.equal(report.figures.length, 6);
   for (const f of report.figures) assert.ok(f.steps_per_second > 0, JSON.stringify(f));
+  // The engine the Lab would choose, by its race's rule, for each regime: the faster one.
+  assert.equal(report.lab_would_choose.length, 2);
+  for (const choice of report.lab_would_choose) {
+    const ms = (engine) => report.figures.find((f) => f.regime === choice.regime && f.engine === engine
+      && f.readback !== 'loss read back every step').ms_per_step;
+    const [cpu, gpu] = [ms('cpu-wasm-f32'), ms('webgpu-f32')];
+    const expected = gpu / cpu >= 1.2 ? 'cpu-wasm-f32' : 'webgpu-f32';
+    assert.equal(choice.engine, expected, JSON.stringify({ choice, cpu, gpu }));
+    const times = expected === 'cpu-wasm-f32' ? gpu / cpu : cpu / gpu;
+    assert.ok(Math.abs(choice.times - times) < 1e-9 * times, JSON.stringify({ choice, times }));
+  }
 });

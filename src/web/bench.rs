@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::gpu::context::GpuContext;
 use crate::gpu::ops::GpuOps;
 use crate::gpu::workload::GpuWorkload;
+use crate::lab_state::engine_choice::Verdict;
 use crate::sim::lab::CpuLab;
 use crate::sim::regime::MetricOps;
 use crate::sim::scenario::canonical_config;
@@ -28,13 +29,60 @@ struct Figure {
     ms_per_step: f64,
 }
 
+/// The engine the Lab would train this regime on, by the same rule as its race
+/// ([`Verdict::of`] on the CPU engine's and WebGPU's bulk-readback time per step).
+#[derive(Debug, Serialize)]
+struct Choice {
+    regime: &'static str,
+    engine: &'static str,
+    /// How many times faster the chosen engine measured.
+    times: f64,
+}
+
 #[derive(Debug, Serialize)]
 struct BenchReport {
     workload: &'static str,
     adapter: Option<String>,
     gpu_error: Option<String>,
     figures: Vec<Figure>,
+    lab_would_choose: Vec<Choice>,
 }
+
+fn lab_choices(figures: &[Figure]) -> Vec<Choice> {
+    ["full 256", "4 x 64"]
+        .into_iter()
+        .filter_map(|regime| {
+            let ms = |engine: &str| {
+                figures
+                    .iter()
+                    .find(|f| f.regime == regime && f.engine == engine && f.readback != PER_STEP_READBACK)
+                    .map(|f| f.ms_per_step)
+            };
+            let cpu = ms(CPU_ENGINE)?;
+            Some(match ms(GPU_ENGINE).map(|gpu| Verdict::of(gpu, cpu)) {
+                None => Choice {
+                    regime,
+                    engine: CPU_ENGINE,
+                    times: 1.0,
+                },
+                Some(Verdict::Cpu { times }) => Choice {
+                    regime,
+                    engine: CPU_ENGINE,
+                    times,
+                },
+                Some(Verdict::Gpu { times }) => Choice {
+                    regime,
+                    engine: GPU_ENGINE,
+                    times,
+                },
+            })
+        })
+        .collect()
+}
+
+const CPU_ENGINE: &str = "cpu-wasm-f32";
+const GPU_ENGINE: &str = "webgpu-f32";
+const PER_STEP_READBACK: &str = "loss read back every step";
 
 fn now_ms() -> f64 {
     web_sys::window()
@@ -60,7 +108,7 @@ fn cpu_figure(micro_batches: usize) -> Result<Figure, String> {
     let start = now_ms();
     lab.run(STEPS, |_| {}).map_err(|e| e.to_string())?;
     Ok(figure(
-        "cpu-wasm-f32",
+        CPU_ENGINE,
         micro_batches,
         "every step (in memory)",
         now_ms() - start,
@@ -88,11 +136,11 @@ async fn gpu_figure(
     }
     workload.read_back().await.map_err(|e| e.to_string())?;
     let readback = if per_step_readback {
-        "loss read back every step"
+        PER_STEP_READBACK
     } else {
         "one bulk readback"
     };
-    Ok(figure("webgpu-f32", micro_batches, readback, now_ms() - start))
+    Ok(figure(GPU_ENGINE, micro_batches, readback, now_ms() - start))
 }
 
 async fn run_bench() -> BenchReport {
@@ -101,6 +149,7 @@ async fn run_bench() -> BenchReport {
         adapter: None,
         gpu_error: None,
         figures: Vec::new(),
+        lab_would_choose: Vec::new(),
     };
     for micro_batches in [1, 4] {
         match cpu_figure(micro_batches) {
@@ -123,6 +172,7 @@ async fn run_bench() -> BenchReport {
             }
         }
     }
+    report.lab_would_choose = lab_choices(&report.figures);
     report
 }
 
