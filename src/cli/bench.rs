@@ -166,35 +166,34 @@ pub fn run(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
 fn bench_cpu(steps: u64, out: &mut dyn Write) -> Result<()> {
     for (work, metrics) in WORK {
         for micro_batches in [1, 4] {
-            let (elapsed, allocations) = time_steps::<f32>(micro_batches, metrics, steps)?;
-            let seconds = elapsed.as_secs_f64();
-            row(
-                out,
-                Row {
-                    engine: "cpu-f32",
-                    micro_batches,
-                    work,
-                    steps,
-                    seconds,
-                    allocations,
-                },
-            )?;
-            let (elapsed, allocations) = time_steps::<f64>(micro_batches, metrics, steps)?;
-            let seconds = elapsed.as_secs_f64();
-            row(
-                out,
-                Row {
-                    engine: "cpu-f64",
-                    micro_batches,
-                    work,
-                    steps,
-                    seconds,
-                    allocations,
-                },
-            )?;
+            cpu_row::<f32>(micro_batches, work, metrics, steps, out)?;
+            cpu_row::<f64>(micro_batches, work, metrics, steps, out)?;
         }
     }
     Ok(())
+}
+
+/// Times the CPU engine in precision `T` and prints its row.
+fn cpu_row<T: Real>(
+    micro_batches: usize,
+    work: &str,
+    metrics: MetricOps,
+    steps: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let (elapsed, allocations) = time_steps::<T>(micro_batches, metrics, steps)?;
+    let engine = format!("cpu-{}", T::NAME);
+    row(
+        out,
+        Row {
+            engine: &engine,
+            micro_batches,
+            work,
+            steps,
+            seconds: elapsed.as_secs_f64(),
+            allocations,
+        },
+    )
 }
 
 fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<()> {
