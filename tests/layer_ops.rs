@@ -12,17 +12,22 @@ mod common;
 
 use common::{random_vec, relative};
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::ops::{GpuOps, LinearDims, Recorder, Submitter};
+use gradlab::gpu::kernels::{self, ActivationCode, ActivationParams, LinearBackwardParams, LinearForwardParams};
+use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::model::Activation;
 use gradlab::sim::reference::{backward, forward, linear};
 use gradlab::sim::rng::SeededRng;
 
-/// The layer operations a backend offers, in plain vectors.
+/// The layer operations a backend offers, in plain vectors, shaped as the engines fuse them:
+/// a linear layer with its activation, and a linear layer's backward that also applies the
+/// derivative of the activation below to the input gradient.
 trait LayerOps {
     fn name(&self) -> &'static str;
     /// Relative tolerance against the f64 reference.
     fn tolerance(&self) -> f64;
+    /// Returns (z = x W^T + b, f(z)); with no activation, f(z) is empty.
+    #[allow(clippy::too_many_arguments, reason = "a layer's plain inputs")]
     fn linear_forward(
         &mut self,
         x: &[f64],
@@ -31,9 +36,15 @@ trait LayerOps {
         w: &[f64],
         b: &[f64],
         fan_out: usize,
-    ) -> Vec<f64>;
-    /// Returns (dW + grads_in, db + grads_in, dx), with `grads` seeded as given (accumulation).
-    #[allow(clippy::type_complexity, reason = "three plain vectors")]
+        activation: Option<Activation>,
+    ) -> (Vec<f64>, Vec<f64>);
+    /// Returns (dW + grads_in, db + grads_in, du_below) with `grads` seeded as given
+    /// (accumulation); du_below = (dy W) * f'(u_below) when `below` is given, else empty.
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::type_complexity,
+        reason = "a layer's plain inputs and three plain vectors"
+    )]
     fn linear_backward(
         &mut self,
         x: &[f64],
@@ -43,8 +54,10 @@ trait LayerOps {
         fan_out: usize,
         dy: &[f64],
         grads: &[f64],
+        below: Option<(Activation, &[f64])>,
     ) -> (Vec<f64>, Vec<f64>, Vec<f64>);
     fn activation_forward(&mut self, kind: Activation, u: &[f64]) -> Vec<f64>;
+    /// `da * f'(u)`.
     fn activation_backward(&mut self, kind: Activation, u: &[f64], da: &[f64]) -> Vec<f64>;
 }
 
@@ -53,6 +66,63 @@ fn to32(v: &[f64]) -> Vec<f32> {
 }
 fn to64(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| f64::from(x)).collect()
+}
+
+/// The reference composition of a fused layer, in any precision the CPU kernels take.
+#[allow(clippy::too_many_arguments, reason = "a layer's plain inputs")]
+fn reference_forward<T: gradlab::sim::real::Real>(
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    b: &[T],
+    fan_out: usize,
+    activation: Option<Activation>,
+) -> (Vec<T>, Vec<T>) {
+    let mut z = vec![T::ZERO; rows * fan_out];
+    linear::forward(x, rows, fan_in, w, b, fan_out, &mut z, &mut Vec::new());
+    let a = match activation {
+        Some(kind) => {
+            let mut a = vec![T::ZERO; z.len()];
+            forward::activation(kind, &z, &mut a);
+            a
+        }
+        None => Vec::new(),
+    };
+    (z, a)
+}
+
+/// The reference composition of a fused backward: the linear backward, then the activation's.
+#[allow(
+    clippy::too_many_arguments,
+    clippy::type_complexity,
+    reason = "a layer's plain inputs"
+)]
+fn reference_backward<T: gradlab::sim::real::Real>(
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    fan_out: usize,
+    dy: &[T],
+    grads: &[T],
+    below: Option<(Activation, &[T])>,
+) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let mut g = grads.to_vec();
+    let (dw, db) = g.split_at_mut(fan_in * fan_out);
+    let mut dx = vec![T::ZERO; rows * fan_in];
+    linear::backward(x, rows, fan_in, w, fan_out, dy, dw, db, Some(&mut dx));
+    let du = match below {
+        Some((kind, u)) => {
+            let mut a = vec![T::ZERO; u.len()];
+            forward::activation(kind, u, &mut a);
+            let mut du = vec![T::ZERO; u.len()];
+            backward::activation(kind, u, &a, &dx, &mut du);
+            du
+        }
+        None => Vec::new(),
+    };
+    (dw.to_vec(), db.to_vec(), du)
 }
 
 struct CpuF32;
@@ -72,19 +142,10 @@ impl LayerOps for CpuF32 {
         w: &[f64],
         b: &[f64],
         fan_out: usize,
-    ) -> Vec<f64> {
-        let mut y = vec![0f32; rows * fan_out];
-        linear::forward(
-            &to32(x),
-            rows,
-            fan_in,
-            &to32(w),
-            &to32(b),
-            fan_out,
-            &mut y,
-            &mut Vec::new(),
-        );
-        to64(&y)
+        activation: Option<Activation>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let (z, a) = reference_forward(&to32(x), rows, fan_in, &to32(w), &to32(b), fan_out, activation);
+        (to64(&z), to64(&a))
     }
     fn linear_backward(
         &mut self,
@@ -95,22 +156,21 @@ impl LayerOps for CpuF32 {
         fan_out: usize,
         dy: &[f64],
         grads: &[f64],
+        below: Option<(Activation, &[f64])>,
     ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let mut g = to32(grads);
-        let (dw, db) = g.split_at_mut(fan_in * fan_out);
-        let mut dx = vec![0f32; rows * fan_in];
-        linear::backward(
+        let u = below.map(|(_, u)| to32(u)).unwrap_or_default();
+        let below = below.map(|(kind, _)| (kind, u.as_slice()));
+        let (dw, db, du) = reference_backward(
             &to32(x),
             rows,
             fan_in,
             &to32(w),
             fan_out,
             &to32(dy),
-            dw,
-            db,
-            Some(&mut dx),
+            &to32(grads),
+            below,
         );
-        (to64(dw), to64(db), to64(&dx))
+        (to64(&dw), to64(&db), to64(&du))
     }
     fn activation_forward(&mut self, kind: Activation, u: &[f64]) -> Vec<f64> {
         let mut a = vec![0f32; u.len()];
@@ -164,6 +224,10 @@ impl Gpu {
     }
 }
 
+fn code(activation: Option<Activation>) -> u32 {
+    activation.map_or(ActivationCode::Identity, ActivationCode::from) as u32
+}
+
 impl LayerOps for Gpu {
     fn name(&self) -> &'static str {
         "gpu"
@@ -179,22 +243,34 @@ impl LayerOps for Gpu {
         w: &[f64],
         b: &[f64],
         fan_out: usize,
-    ) -> Vec<f64> {
+        activation: Option<Activation>,
+    ) -> (Vec<f64>, Vec<f64>) {
         let mut params = w.to_vec();
         params.extend_from_slice(b);
         let x_buf = self.context.storage_buffer("x", &to32(x));
         let p_buf = self.context.storage_buffer("params", &to32(&params));
-        let y_buf = self.context.zeroed_buffer("y", rows * fan_out);
-        let dims = LinearDims {
+        let z_buf = self.context.zeroed_buffer("z", rows * fan_out);
+        let a_buf = self.context.zeroed_buffer("a", rows * fan_out);
+        let params = LinearForwardParams {
             rows: rows as u32,
             fan_in: fan_in as u32,
             fan_out: fan_out as u32,
             weight_offset: 0,
             bias_offset: (fan_in * fan_out) as u32,
             x_offset: 0,
+            activation: code(activation),
+            pad0: 0,
         };
-        self.run(|e| self.ops.linear_forward(e, dims, &x_buf, &p_buf, &y_buf).unwrap());
-        self.read(&y_buf, rows * fan_out)
+        self.run(|e| {
+            self.ops
+                .linear_forward(e, params, &x_buf, &p_buf, &z_buf, &a_buf)
+                .unwrap()
+        });
+        let a = match activation {
+            Some(_) => self.read(&a_buf, rows * fan_out),
+            None => Vec::new(),
+        };
+        (self.read(&z_buf, rows * fan_out), a)
     }
     fn linear_backward(
         &mut self,
@@ -205,52 +281,72 @@ impl LayerOps for Gpu {
         fan_out: usize,
         dy: &[f64],
         grads: &[f64],
+        below: Option<(Activation, &[f64])>,
     ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         let x_buf = self.context.storage_buffer("x", &to32(x));
         let w_buf = self.context.storage_buffer("params", &to32(w));
         let dy_buf = self.context.storage_buffer("dy", &to32(dy));
         let g_buf = self.context.storage_buffer("grads", &to32(grads));
-        let dx_buf = self.context.zeroed_buffer("dx", rows * fan_in);
-        let dims = LinearDims {
+        let u_buf = self
+            .context
+            .storage_buffer("u below", &to32(below.map_or(&[0.0][..], |(_, u)| u)));
+        let du_buf = self.context.zeroed_buffer("du below", rows * fan_in);
+        let params = LinearBackwardParams {
             rows: rows as u32,
             fan_in: fan_in as u32,
             fan_out: fan_out as u32,
             weight_offset: 0,
             bias_offset: (fan_in * fan_out) as u32,
             x_offset: 0,
+            activation_below: code(below.map(|(kind, _)| kind)),
+            input_gradient: u32::from(below.is_some()),
         };
         self.run(|e| {
             self.ops
-                .linear_backward_params(e, dims, &x_buf, &dy_buf, &g_buf)
-                .unwrap();
-            self.ops
-                .linear_backward_input(e, dims, &dy_buf, &w_buf, &dx_buf)
+                .linear_backward(e, params, &x_buf, &dy_buf, &w_buf, &u_buf, &g_buf, &du_buf)
                 .unwrap();
         });
         let g = self.read(&g_buf, grads.len());
         let (dw, db) = g.split_at(fan_in * fan_out);
-        (dw.to_vec(), db.to_vec(), self.read(&dx_buf, rows * fan_in))
+        let du = match below {
+            Some(_) => self.read(&du_buf, rows * fan_in),
+            None => Vec::new(),
+        };
+        (dw.to_vec(), db.to_vec(), du)
     }
     fn activation_forward(&mut self, kind: Activation, u: &[f64]) -> Vec<f64> {
         let u_buf = self.context.storage_buffer("u", &to32(u));
         let a_buf = self.context.zeroed_buffer("a", u.len());
+        let params = ActivationParams {
+            len: u.len() as u32,
+            activation: code(Some(kind)),
+            pad0: 0,
+            pad1: 0,
+        };
         self.run(|e| {
             self.ops
-                .activation_forward(e, kind, u.len() as u32, &u_buf, &a_buf)
+                .run(
+                    e,
+                    &kernels::ACTIVATION_FORWARD,
+                    &params,
+                    &[&u_buf, &a_buf],
+                    u.len() as u32,
+                )
                 .unwrap()
         });
         self.read(&a_buf, u.len())
     }
+    /// The GPU applies f' only inside the linear backward (fused); with W = I and one row its
+    /// input gradient is exactly `da * f'(u)` (every other product is an exact zero).
     fn activation_backward(&mut self, kind: Activation, u: &[f64], da: &[f64]) -> Vec<f64> {
-        let u_buf = self.context.storage_buffer("u", &to32(u));
-        let da_buf = self.context.storage_buffer("da", &to32(da));
-        let du_buf = self.context.zeroed_buffer("du", u.len());
-        self.run(|e| {
-            self.ops
-                .activation_backward(e, kind, u.len() as u32, &u_buf, &da_buf, &du_buf)
-                .unwrap()
-        });
-        self.read(&du_buf, u.len())
+        let n = u.len();
+        let mut identity = vec![0.0; n * n + n];
+        for i in 0..n {
+            identity[i * n + i] = 1.0;
+        }
+        let grads = vec![0.0; n * n + n];
+        let (_, _, du) = self.linear_backward(&vec![0.0; n], 1, n, &identity[..n * n], n, da, &grads, Some((kind, u)));
+        du
     }
 }
 
@@ -264,26 +360,117 @@ fn assert_close(backend: &dyn LayerOps, what: &str, got: &[f64], want: &[f64]) {
     );
 }
 
+/// Shapes with every remainder modulo the kernels' blocks of 4, the canonical layers among them.
+const SHAPES: [(usize, usize, usize); 7] = [
+    (1, 1, 1),
+    (7, 2, 5),
+    (64, 64, 3),
+    (33, 17, 64),
+    (5, 9, 6),
+    (256, 2, 64),
+    (64, 64, 64),
+];
+
 fn linear_matches_reference(backend: &mut dyn LayerOps) {
     let mut rng = SeededRng::new(11);
-    for (rows, fan_in, fan_out) in [(1, 1, 1), (7, 2, 5), (64, 64, 3), (33, 17, 64)] {
+    for (rows, fan_in, fan_out) in SHAPES {
         let x = random_vec(&mut rng, rows * fan_in, 1.0);
         let w = random_vec(&mut rng, fan_out * fan_in, 0.5);
         let b = random_vec(&mut rng, fan_out, 0.5);
         let dy = random_vec(&mut rng, rows * fan_out, 1.0);
         let grads = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.1);
-        let mut y = vec![0.0; rows * fan_out];
-        linear::forward(&x, rows, fan_in, &w, &b, fan_out, &mut y, &mut Vec::new());
-        let got = backend.linear_forward(&x, rows, fan_in, &w, &b, fan_out);
-        assert_close(backend, "linear forward", &got, &y);
-        let mut g = grads.clone();
-        let (dw, db) = g.split_at_mut(fan_in * fan_out);
-        let mut dx = vec![0.0; rows * fan_in];
-        linear::backward(&x, rows, fan_in, &w, fan_out, &dy, dw, db, Some(&mut dx));
-        let (got_dw, got_db, got_dx) = backend.linear_backward(&x, rows, fan_in, &w, fan_out, &dy, &grads);
-        assert_close(backend, "dW (accumulated)", &got_dw, dw);
-        assert_close(backend, "db (accumulated)", &got_db, db);
-        assert_close(backend, "dx", &got_dx, &dx);
+        let u_below = random_vec(&mut rng, rows * fan_in, 1.0);
+        for activation in [
+            None,
+            Some(Activation::Relu),
+            Some(Activation::Tanh),
+            Some(Activation::Gelu),
+        ] {
+            let shape = format!("{rows}x{fan_in}->{fan_out} {activation:?}");
+            let (z, a) = reference_forward(&x, rows, fan_in, &w, &b, fan_out, activation);
+            let (got_z, got_a) = backend.linear_forward(&x, rows, fan_in, &w, &b, fan_out, activation);
+            assert_close(backend, &format!("{shape} forward z"), &got_z, &z);
+            assert_close(backend, &format!("{shape} forward f(z)"), &got_a, &a);
+            let below = activation.map(|kind| (kind, u_below.as_slice()));
+            let (dw, db, du) = reference_backward(&x, rows, fan_in, &w, fan_out, &dy, &grads, below);
+            let (got_dw, got_db, got_du) = backend.linear_backward(&x, rows, fan_in, &w, fan_out, &dy, &grads, below);
+            assert_close(backend, &format!("{shape} dW (accumulated)"), &got_dw, &dw);
+            assert_close(backend, &format!("{shape} db (accumulated)"), &got_db, &db);
+            assert_close(backend, &format!("{shape} du below"), &got_du, &du);
+        }
+    }
+}
+
+/// Two fused layers, L = sum g * (f(x W1^T + b1) W2^T + b2): each backend's gradients of every
+/// parameter and of the input against central differences of L in f64 (the reference forward).
+fn fused_layers_match_finite_differences(backend: &mut dyn LayerOps) {
+    let (rows, inputs, width, outputs) = (6, 3, 5, 4);
+    let mut rng = SeededRng::new(13);
+    let x = random_vec(&mut rng, rows * inputs, 1.0);
+    let w1 = random_vec(&mut rng, width * inputs, 0.8);
+    let b1 = random_vec(&mut rng, width, 0.3);
+    let w2 = random_vec(&mut rng, outputs * width, 0.8);
+    let b2 = random_vec(&mut rng, outputs, 0.3);
+    let g = random_vec(&mut rng, rows * outputs, 1.0);
+    for kind in Activation::ALL {
+        let loss = |x: &[f64], w1: &[f64], b1: &[f64], w2: &[f64], b2: &[f64]| {
+            let (_, a) = reference_forward(x, rows, inputs, w1, b1, width, Some(kind));
+            let (y, _) = reference_forward(&a, rows, width, w2, b2, outputs, None);
+            y.iter().zip(&g).map(|(y, g)| y * g).sum::<f64>()
+        };
+        // The engine's order: layer 1 forward (fused activation), layer 2 forward, layer 2
+        // backward (f' of layer 1 fused), layer 1 backward with the input gradient (identity).
+        let (z1, a1) = backend.linear_forward(&x, rows, inputs, &w1, &b1, width, Some(kind));
+        let (dw2, db2, du1) = backend.linear_backward(
+            &a1,
+            rows,
+            width,
+            &w2,
+            outputs,
+            &g,
+            &vec![0.0; w2.len() + outputs],
+            Some((kind, &z1)),
+        );
+        // The data has no activation below; ReLU' is 1 at u = 1, so du below is dx itself.
+        let ones = vec![1.0; rows * inputs];
+        let (dw1, db1, dx) = backend.linear_backward(
+            &x,
+            rows,
+            inputs,
+            &w1,
+            width,
+            &du1,
+            &vec![0.0; w1.len() + width],
+            Some((Activation::Relu, &ones)),
+        );
+        let h = 1e-6;
+        let numeric = |which: usize, len: usize| -> Vec<f64> {
+            (0..len)
+                .map(|i| {
+                    let mut plus = [x.clone(), w1.clone(), b1.clone(), w2.clone(), b2.clone()];
+                    let mut minus = plus.clone();
+                    plus[which][i] += h;
+                    minus[which][i] -= h;
+                    let [xp, w1p, b1p, w2p, b2p] = &plus;
+                    let [xm, w1m, b1m, w2m, b2m] = &minus;
+                    (loss(xp, w1p, b1p, w2p, b2p) - loss(xm, w1m, b1m, w2m, b2m)) / (2.0 * h)
+                })
+                .collect()
+        };
+        for (what, got, which, len) in [
+            ("dx", &dx, 0, x.len()),
+            ("dW1", &dw1, 1, w1.len()),
+            ("db1", &db1, 2, b1.len()),
+            ("dW2", &dw2, 3, w2.len()),
+            ("db2", &db2, 4, b2.len()),
+        ] {
+            let error = relative(got, &numeric(which, len));
+            assert!(
+                error < 1e-4,
+                "{}: {kind:?} {what} off finite differences by {error:e}",
+                backend.name()
+            );
+        }
     }
 }
 
@@ -346,6 +533,7 @@ macro_rules! for_every_layer_backend {
 
 for_every_layer_backend!(
     linear_matches_reference,
+    fused_layers_match_finite_differences,
     activations_match_reference,
     activations_saturate_at_large_inputs
 );
@@ -354,18 +542,18 @@ for_every_layer_backend!(
 fn gpu_shape_errors_are_caught_before_dispatch() {
     let Some(gpu) = Gpu::new() else { return };
     let small = gpu.context.zeroed_buffer("small", 4);
-    let dims = LinearDims {
+    let params = LinearForwardParams {
         rows: 10,
         fan_in: 3,
         fan_out: 2,
         weight_offset: 0,
         bias_offset: 6,
-        x_offset: 0,
+        ..LinearForwardParams::default()
     };
     let mut recorder = Recorder::new();
     let error = gpu
         .ops
-        .linear_forward(&mut recorder, dims, &small, &small, &small)
+        .linear_forward(&mut recorder, params, &small, &small, &small, &small)
         .unwrap_err();
     assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
     assert!(error.to_string().contains("input holds 4 values"), "{error}");

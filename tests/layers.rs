@@ -109,6 +109,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "sim",
             "gpu",
             "plot",
+            "lab_state",
             "quiz",
             "credential",
             "verification",

@@ -1,4 +1,12 @@
-//! Every WGSL kernel parses and validates with naga, with no GPU needed.
+//! Every WGSL kernel parses and validates with naga, with no GPU needed, and its Rust parameter
+//! struct has the layout of the uniform it declares.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly"
+)]
 
 use gradlab::gpu::kernels;
 
@@ -11,14 +19,77 @@ fn every_kernel_is_valid_wgsl_with_its_entry_points() {
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}: {e:?}", kernel.name));
-        for entry in kernel.entry_points {
-            assert!(
-                module.entry_points.iter().any(|p| p.name == *entry),
-                "{} lacks entry point {entry}",
-                kernel.name
-            );
-        }
+        assert!(
+            module.entry_points.iter().any(|p| p.name == kernel.entry_point),
+            "{} lacks entry point {}",
+            kernel.name,
+            kernel.entry_point
+        );
     }
+}
+
+/// The uniform struct at `@binding(0)` as (size, [(field, offset, type)]), from naga's layout.
+fn uniform_layout(source: &str) -> (u32, Vec<(String, u32, String)>) {
+    let module = naga::front::wgsl::parse_str(source).unwrap();
+    let (_, uniform) = module
+        .global_variables
+        .iter()
+        .find(|(_, v)| {
+            v.space == naga::AddressSpace::Uniform && v.binding.as_ref().is_some_and(|b| b.group == 0 && b.binding == 0)
+        })
+        .expect("a uniform at @group(0) @binding(0)");
+    let naga::TypeInner::Struct { members, span } = &module.types[uniform.ty].inner else {
+        panic!("the uniform is not a struct");
+    };
+    let fields = members
+        .iter()
+        .map(|m| {
+            let kind = match module.types[m.ty].inner {
+                naga::TypeInner::Scalar(naga::Scalar {
+                    kind: naga::ScalarKind::Uint,
+                    width: 4,
+                }) => "u32",
+                naga::TypeInner::Scalar(naga::Scalar {
+                    kind: naga::ScalarKind::Float,
+                    width: 4,
+                }) => "f32",
+                ref other => panic!("unexpected uniform field type {other:?}"),
+            };
+            (m.name.clone().unwrap_or_default(), m.offset, kind.to_string())
+        })
+        .collect();
+    (*span, fields)
+}
+
+#[test]
+fn every_parameter_struct_matches_its_wgsl_uniform_field_for_field() {
+    for kernel in kernels::ALL {
+        let (size, fields) = uniform_layout(kernel.source);
+        assert_eq!(size as usize, kernel.params_size, "{}: struct size", kernel.name);
+        let rust: Vec<(String, u32, String)> = kernel
+            .params_fields
+            .iter()
+            .map(|(name, offset, ty)| (name.to_string(), *offset as u32, ty.to_string()))
+            .collect();
+        assert_eq!(fields, rust, "{}: fields, offsets and types", kernel.name);
+    }
+}
+
+#[test]
+fn the_layout_check_notices_a_reordered_field() {
+    let (_, fields) = uniform_layout(kernels::LINEAR_FORWARD.info.source);
+    let swapped = kernels::LINEAR_FORWARD.info.source.replacen(
+        "    rows: u32,\n    fan_in: u32,",
+        "    fan_in: u32,\n    rows: u32,",
+        1,
+    );
+    assert_ne!(
+        swapped,
+        kernels::LINEAR_FORWARD.info.source,
+        "the test edits the struct"
+    );
+    let (_, swapped_fields) = uniform_layout(&swapped);
+    assert_ne!(fields, swapped_fields);
 }
 
 #[test]
@@ -51,6 +122,10 @@ fn every_wgsl_file_is_listed_and_so_validated() {
         .collect();
     files.sort();
     let mut listed: Vec<String> = kernels::ALL.iter().map(|k| k.name.to_string()).collect();
+    assert!(
+        folder.join("shared/activation.wgsl").exists(),
+        "shared code lives in shared/"
+    );
     listed.sort();
     assert_eq!(files, listed);
 }

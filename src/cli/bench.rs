@@ -14,6 +14,7 @@ use anyhow::Result;
 use crate::gpu::context::GpuContext;
 use crate::gpu::ops::GpuOps;
 use crate::gpu::workload::GpuWorkload;
+use crate::lab_state::engine_choice::Verdict;
 use crate::sim::lab::CpuLab;
 use crate::sim::real::Real;
 use crate::sim::regime::MetricOps;
@@ -72,7 +73,7 @@ fn time_gpu_steps(
     micro_batches: usize,
     metrics: MetricOps,
     steps: u64,
-) -> Result<Duration> {
+) -> Result<(Duration, usize)> {
     let mut workload = GpuWorkload::canonical(context, ops, micro_batches, metrics)?;
     for step in 0..5 {
         workload.step(step)?;
@@ -88,7 +89,7 @@ fn time_gpu_steps(
         pollster::block_on(workload.read_back())?;
         done += chunk;
     }
-    Ok(start.elapsed())
+    Ok((start.elapsed(), workload.last_step_dispatches()))
 }
 
 /// One measured row; `allocations` is `None` where they were not counted.
@@ -99,6 +100,8 @@ struct Row<'a> {
     steps: u64,
     seconds: f64,
     allocations: Option<f64>,
+    /// GPU compute dispatches per optimizer step.
+    dispatches: Option<usize>,
 }
 
 fn row(out: &mut dyn Write, row: Row<'_>) -> Result<()> {
@@ -109,18 +112,28 @@ fn row(out: &mut dyn Write, row: Row<'_>) -> Result<()> {
         steps,
         seconds,
         allocations,
+        dispatches,
     } = row;
-    let regime = if micro_batches == 1 { "full 256" } else { "4 x 64" };
+    let regime = regime_name(micro_batches);
     let allocations = allocations.map_or_else(|| "-".to_owned(), |a| format!("{a:.1}"));
+    let dispatches = dispatches.map_or_else(|| "-".to_owned(), |d| d.to_string());
     writeln!(
         out,
-        "{engine:<10} {regime:<14} {work:<24} {:>10.1} {:>10.3} {allocations:>12}",
+        "{engine:<10} {regime:<14} {work:<24} {:>10.1} {:>10.3} {allocations:>12} {dispatches:>16}",
         steps as f64 / seconds,
         1000.0 * seconds / steps as f64
     )?;
     // Each row as soon as it is measured: a long bench shows progress, even through a pipe.
     out.flush()?;
     Ok(())
+}
+
+fn regime_name(micro_batches: usize) -> &'static str {
+    if micro_batches == 1 {
+        "full 256"
+    } else {
+        "4 x 64"
+    }
 }
 
 const WORK: [(&str, MetricOps); 2] = [
@@ -139,15 +152,30 @@ pub fn run(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
     )?;
     writeln!(
         out,
-        "{:<10} {:<14} {:<24} {:>10} {:>10} {:>12}",
-        "engine", "regime", "work per step", "steps/s", "ms/step", "allocs/step"
+        "{:<10} {:<14} {:<24} {:>10} {:>10} {:>12} {:>16}",
+        "engine", "regime", "work per step", "steps/s", "ms/step", "allocs/step", "dispatches/step"
     )?;
     out.flush()?;
-    if engines != Engines::Gpu {
-        bench_cpu(steps, out)?;
-    }
-    if engines != Engines::Cpu {
-        bench_gpu(steps, out)?;
+    let cpu = if engines != Engines::Gpu {
+        bench_cpu(steps, out)?
+    } else {
+        Vec::new()
+    };
+    let gpu = if engines != Engines::Cpu {
+        bench_gpu(steps, out)?
+    } else {
+        Vec::new()
+    };
+    for ((micro_batches, cpu_ms), (_, gpu_ms)) in cpu.iter().zip(&gpu) {
+        let choice = match Verdict::of(*gpu_ms, *cpu_ms) {
+            Verdict::Cpu { times } => format!("the CPU engine, {times:.1}x faster than the GPU engine"),
+            Verdict::Gpu { times } => format!("the GPU engine, {times:.1}x as fast as the CPU engine"),
+        };
+        writeln!(
+            out,
+            "the Lab would choose ({}, training only, the browser race's rule): {choice}",
+            regime_name(*micro_batches)
+        )?;
     }
     if cfg!(feature = "count-allocations") {
         writeln!(
@@ -163,14 +191,20 @@ pub fn run(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn bench_cpu(steps: u64, out: &mut dyn Write) -> Result<()> {
+/// Times every CPU row; returns (micro-batches, ms per step) of f32 training only, the engine
+/// the Lab races against WebGPU.
+fn bench_cpu(steps: u64, out: &mut dyn Write) -> Result<Vec<(usize, f64)>> {
+    let mut raced = Vec::new();
     for (work, metrics) in WORK {
         for micro_batches in [1, 4] {
-            cpu_row::<f32>(micro_batches, work, metrics, steps, out)?;
+            let seconds = cpu_row::<f32>(micro_batches, work, metrics, steps, out)?;
+            if metrics == MetricOps::NONE {
+                raced.push((micro_batches, 1000.0 * seconds / steps as f64));
+            }
             cpu_row::<f64>(micro_batches, work, metrics, steps, out)?;
         }
     }
-    Ok(())
+    Ok(raced)
 }
 
 /// Times the CPU engine in precision `T` and prints its row.
@@ -180,9 +214,10 @@ fn cpu_row<T: Real>(
     metrics: MetricOps,
     steps: u64,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<f64> {
     let (elapsed, allocations) = time_steps::<T>(micro_batches, metrics, steps)?;
     let engine = format!("cpu-{}", T::NAME);
+    let seconds = elapsed.as_secs_f64();
     row(
         out,
         Row {
@@ -190,13 +225,17 @@ fn cpu_row<T: Real>(
             micro_batches,
             work,
             steps,
-            seconds: elapsed.as_secs_f64(),
+            seconds,
             allocations,
+            dispatches: None,
         },
-    )
+    )?;
+    Ok(seconds)
 }
 
-fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<()> {
+/// Times every GPU row; returns (micro-batches, ms per step) of training only.
+fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<Vec<(usize, f64)>> {
+    let mut raced = Vec::new();
     match pollster::block_on(GpuContext::new()) {
         Err(error) => writeln!(out, "gpu: not measured: {error}")?,
         Ok(context) => {
@@ -204,7 +243,11 @@ fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<()> {
             writeln!(out, "gpu adapter: {} ({})", context.adapter_name, context.backend)?;
             for (work, metrics) in WORK {
                 for micro_batches in [1, 4] {
-                    let seconds = time_gpu_steps(&context, &ops, micro_batches, metrics, steps)?.as_secs_f64();
+                    let (elapsed, dispatches) = time_gpu_steps(&context, &ops, micro_batches, metrics, steps)?;
+                    let seconds = elapsed.as_secs_f64();
+                    if metrics == MetricOps::NONE {
+                        raced.push((micro_batches, 1000.0 * seconds / steps as f64));
+                    }
                     row(
                         out,
                         Row {
@@ -214,11 +257,12 @@ fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<()> {
                             steps,
                             seconds,
                             allocations: None,
+                            dispatches: Some(dispatches),
                         },
                     )?;
                 }
             }
         }
     }
-    Ok(())
+    Ok(raced)
 }

@@ -10,50 +10,14 @@
 use std::collections::HashMap;
 
 use super::context::GpuContext;
-use super::kernels::{self, Kernel};
+use super::kernels::{
+    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams,
+};
 use super::GpuError;
-use crate::sim::model::Activation;
 
 const WORKGROUP: u32 = 64;
 /// WebGPU's minimum `minUniformBufferOffsetAlignment` guarantee.
 const UNIFORM_SLOT_BYTES: u64 = 256;
-const UNIFORM_SLOT_WORDS: usize = 64;
-
-/// Shapes of a linear layer dispatch, mirrored by the `Dims` struct of the linear kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinearDims {
-    pub rows: u32,
-    pub fan_in: u32,
-    pub fan_out: u32,
-    /// Offsets of W and b inside the parameter buffer.
-    pub weight_offset: u32,
-    pub bias_offset: u32,
-    /// Offset of the first input value inside the input buffer.
-    pub x_offset: u32,
-}
-
-impl LinearDims {
-    fn words(&self) -> [u32; 8] {
-        [
-            self.rows,
-            self.fan_in,
-            self.fan_out,
-            self.weight_offset,
-            self.bias_offset,
-            self.x_offset,
-            0,
-            0,
-        ]
-    }
-}
-
-pub fn activation_code(kind: Activation) -> u32 {
-    match kind {
-        Activation::Relu => 0,
-        Activation::Tanh => 1,
-        Activation::Gelu => 2,
-    }
-}
 
 /// The storage bindings a kernel declares, in binding order: `true` for read-only.
 fn storage_bindings(source: &str) -> Vec<bool> {
@@ -78,7 +42,7 @@ pub struct GpuOps {
     kernels: Vec<CompiledKernel>,
 }
 
-fn compile(context: &GpuContext, kernel: &Kernel) -> CompiledKernel {
+fn compile(context: &GpuContext, kernel: &KernelInfo) -> CompiledKernel {
     let storage = storage_bindings(kernel.source);
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
         binding: 0,
@@ -123,7 +87,7 @@ fn compile(context: &GpuContext, kernel: &Kernel) -> CompiledKernel {
             label: Some(kernel.name),
             layout: Some(&pipeline_layout),
             module: &module,
-            entry_point: Some(kernel.entry_points[0]),
+            entry_point: Some(kernel.entry_point),
             compilation_options: wgpu::PipelineCompilationOptions::default(),
             cache: None,
         });
@@ -170,7 +134,8 @@ enum Command {
 #[derive(Debug, Default)]
 pub struct Recorder {
     commands: Vec<Command>,
-    uniforms: Vec<u32>,
+    /// Each dispatch's parameters, one 256-byte slot each.
+    uniforms: Vec<u8>,
 }
 
 impl Recorder {
@@ -192,11 +157,10 @@ impl Recorder {
         });
     }
 
-    fn dispatch(&mut self, kernel: usize, uniform: &[u32], buffers: &[&wgpu::Buffer], workgroups: u32) {
-        let slot = self.uniforms.len() / UNIFORM_SLOT_WORDS;
-        let mut words = uniform.to_vec();
-        words.resize(UNIFORM_SLOT_WORDS, 0);
-        self.uniforms.extend(words);
+    fn dispatch(&mut self, kernel: usize, params: &[u8], buffers: &[&wgpu::Buffer], workgroups: u32) {
+        let slot = self.dispatch_count();
+        self.uniforms.extend_from_slice(params);
+        self.uniforms.resize((slot + 1) * UNIFORM_SLOT_BYTES as usize, 0);
         self.commands.push(Command::Dispatch {
             kernel,
             slot,
@@ -205,8 +169,9 @@ impl Recorder {
         });
     }
 
+    /// Dispatches recorded so far.
     pub fn dispatch_count(&self) -> usize {
-        self.uniforms.len() / UNIFORM_SLOT_WORDS
+        self.uniforms.len() / UNIFORM_SLOT_BYTES as usize
     }
 }
 
@@ -255,9 +220,7 @@ impl Submitter {
             None => unreachable_arena(context),
         };
         if !recorder.uniforms.is_empty() {
-            context
-                .queue
-                .write_buffer(&arena, 0, bytemuck::cast_slice(&recorder.uniforms));
+            context.queue.write_buffer(&arena, 0, &recorder.uniforms);
         }
         let mut encoder = context.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("gradlab step"),
@@ -338,7 +301,7 @@ impl GpuOps {
         }
     }
 
-    fn kernel_index(&self, kernel: &Kernel, buffers: usize) -> Result<usize, GpuError> {
+    fn kernel_index(&self, kernel: &KernelInfo, buffers: usize) -> Result<usize, GpuError> {
         let index = self
             .kernels
             .iter()
@@ -353,155 +316,118 @@ impl GpuOps {
         Ok(index)
     }
 
-    /// Records `kernel` over `invocations` threads (64 per workgroup), with `uniform` as its
+    /// Records `kernel` over `invocations` threads (64 per workgroup), with `params` as its
     /// constants and `buffers` at bindings 1, 2, ....
-    pub fn run(
+    pub fn run<P: KernelParams>(
         &self,
         recorder: &mut Recorder,
-        kernel: &Kernel,
-        uniform: &[u32],
+        kernel: &Kernel<P>,
+        params: &P,
         buffers: &[&wgpu::Buffer],
         invocations: u32,
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(kernel, buffers.len())?;
-        recorder.dispatch(index, uniform, buffers, invocations.div_ceil(WORKGROUP).max(1));
+        let index = self.kernel_index(&kernel.info, buffers.len())?;
+        let workgroups = invocations.div_ceil(WORKGROUP).max(1);
+        recorder.dispatch(index, bytemuck::bytes_of(params), buffers, workgroups);
         Ok(())
     }
 
     /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (reductions).
-    pub fn run_one_group(
+    pub fn run_one_group<P: KernelParams>(
         &self,
         recorder: &mut Recorder,
-        kernel: &Kernel,
-        uniform: &[u32],
+        kernel: &Kernel<P>,
+        params: &P,
         buffers: &[&wgpu::Buffer],
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(kernel, buffers.len())?;
-        recorder.dispatch(index, uniform, buffers, 1);
+        let index = self.kernel_index(&kernel.info, buffers.len())?;
+        recorder.dispatch(index, bytemuck::bytes_of(params), buffers, 1);
         Ok(())
     }
 
-    /// `y = x W^T + b`.
+    /// `z = x W^T + b` and, unless `params.activation` is the identity, `a = f(z)`.
     pub fn linear_forward(
         &self,
         recorder: &mut Recorder,
-        dims: LinearDims,
+        params: LinearForwardParams,
         x: &wgpu::Buffer,
-        params: &wgpu::Buffer,
-        y: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+        a: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        let (rows, fan_in, fan_out) = (u64::from(dims.rows), u64::from(dims.fan_in), u64::from(dims.fan_out));
-        check(x, u64::from(dims.x_offset) + rows * fan_in, "input")?;
+        let p = params;
+        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+        check_nonempty(p.fan_in, p.fan_out)?;
+        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(
-            params,
-            u64::from(dims.weight_offset) + fan_in * fan_out,
+            parameters,
+            u64::from(p.weight_offset) + fan_in * fan_out,
             "parameters (weight)",
         )?;
-        check(params, u64::from(dims.bias_offset) + fan_out, "parameters (bias)")?;
-        check(y, rows * fan_out, "output")?;
-        self.run(
-            recorder,
-            &kernels::LINEAR_FORWARD,
-            &dims.words(),
-            &[x, params, y],
-            dims.rows * dims.fan_out,
-        )
+        check(parameters, u64::from(p.bias_offset) + fan_out, "parameters (bias)")?;
+        check(z, rows * fan_out, "output")?;
+        if p.activation != ActivationCode::Identity as u32 {
+            check(a, rows * fan_out, "activation output")?;
+        }
+        let blocks = p.rows.div_ceil(4) * p.fan_out.div_ceil(4);
+        self.run(recorder, &kernels::LINEAR_FORWARD, &p, &[x, parameters, z, a], blocks)
     }
 
-    /// Adds the weight and bias gradients of `dy` into `grads`.
-    pub fn linear_backward_params(
+    /// Adds the weight and bias gradients of `dy` into `grads` and, when
+    /// `params.input_gradient` is 1, writes `du_below = (dy W) * f'(u_below)`.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn linear_backward(
         &self,
         recorder: &mut Recorder,
-        dims: LinearDims,
+        params: LinearBackwardParams,
         x: &wgpu::Buffer,
         dy: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        u_below: &wgpu::Buffer,
         grads: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
-        let (rows, fan_in, fan_out) = (u64::from(dims.rows), u64::from(dims.fan_in), u64::from(dims.fan_out));
-        check(x, u64::from(dims.x_offset) + rows * fan_in, "input")?;
+        let p = params;
+        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+        check_nonempty(p.fan_in, p.fan_out)?;
+        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(dy, rows * fan_out, "upstream gradient")?;
         check(
             grads,
-            u64::from(dims.weight_offset) + fan_in * fan_out,
+            u64::from(p.weight_offset) + fan_in * fan_out,
             "gradients (weight)",
         )?;
-        check(grads, u64::from(dims.bias_offset) + fan_out, "gradients (bias)")?;
+        check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")?;
+        let (input_blocks, output_blocks) = (p.fan_in.div_ceil(4), p.fan_out.div_ceil(4));
+        let mut jobs = output_blocks * input_blocks + output_blocks;
+        if p.input_gradient == 1 {
+            check(
+                parameters,
+                u64::from(p.weight_offset) + fan_in * fan_out,
+                "parameters (weight)",
+            )?;
+            check(u_below, rows * fan_in, "activation input below")?;
+            check(du_below, rows * fan_in, "input gradient")?;
+            jobs += p.rows.div_ceil(4) * input_blocks;
+        }
         self.run(
             recorder,
-            &kernels::LINEAR_BACKWARD_PARAMS,
-            &dims.words(),
-            &[x, dy, grads],
-            dims.fan_out * (dims.fan_in + 1),
+            &kernels::LINEAR_BACKWARD,
+            &p,
+            &[x, dy, parameters, u_below, grads, du_below],
+            jobs,
         )
     }
+}
 
-    /// `dx = dy W`.
-    pub fn linear_backward_input(
-        &self,
-        recorder: &mut Recorder,
-        dims: LinearDims,
-        dy: &wgpu::Buffer,
-        params: &wgpu::Buffer,
-        dx: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
-        let (rows, fan_in, fan_out) = (u64::from(dims.rows), u64::from(dims.fan_in), u64::from(dims.fan_out));
-        check(dy, rows * fan_out, "upstream gradient")?;
-        check(
-            params,
-            u64::from(dims.weight_offset) + fan_in * fan_out,
-            "parameters (weight)",
-        )?;
-        check(dx, rows * fan_in, "input gradient")?;
-        self.run(
-            recorder,
-            &kernels::LINEAR_BACKWARD_INPUT,
-            &dims.words(),
-            &[dy, params, dx],
-            dims.rows * dims.fan_in,
-        )
+/// The kernels index the last input and output (`fan_in - 1`); zero rows do nothing.
+fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
+    if fan_in == 0 || fan_out == 0 {
+        return Err(GpuError::Shape(format!(
+            "a linear layer of {fan_in} inputs and {fan_out} outputs is empty"
+        )));
     }
-
-    /// `out = f(u)`.
-    pub fn activation_forward(
-        &self,
-        recorder: &mut Recorder,
-        kind: Activation,
-        len: u32,
-        u: &wgpu::Buffer,
-        out: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
-        check(u, u64::from(len), "activation input")?;
-        check(out, u64::from(len), "activation output")?;
-        self.run(
-            recorder,
-            &kernels::ACTIVATION_FORWARD,
-            &[len, activation_code(kind), 0, 0],
-            &[u, out],
-            len,
-        )
-    }
-
-    /// `du = da * f'(u)`.
-    pub fn activation_backward(
-        &self,
-        recorder: &mut Recorder,
-        kind: Activation,
-        len: u32,
-        u: &wgpu::Buffer,
-        da: &wgpu::Buffer,
-        du: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
-        check(u, u64::from(len), "activation input")?;
-        check(da, u64::from(len), "upstream gradient")?;
-        check(du, u64::from(len), "activation gradient")?;
-        self.run(
-            recorder,
-            &kernels::ACTIVATION_BACKWARD,
-            &[len, activation_code(kind), 0, 0],
-            &[u, da, du],
-            len,
-        )
-    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -69,6 +69,11 @@ impl GpuWorkload {
         self.engine.encode_step(step, &plan, batch)
     }
 
+    /// Compute dispatches of the last step.
+    pub fn last_step_dispatches(&self) -> usize {
+        self.engine.last_step_dispatches()
+    }
+
     /// Reads back the metrics of the steps since the last call, in one transfer.
     pub async fn read_back(&mut self) -> Result<usize, GpuError> {
         Ok(self.engine.read_records().await?.len())

@@ -1,38 +1,22 @@
 // Element-wise activation forward: a = f(u).
-// `kind`: 0 ReLU, 1 tanh, 2 GELU (tanh approximation, as the CPU reference).
+// The activation functions come from shared/activation.wgsl, prepended to this source.
 
-struct Dims {
+struct ActivationParams {
     len: u32,
-    kind: u32,
+    activation: u32,
     pad0: u32,
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> p: ActivationParams;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
-
-const GELU_C: f32 = 0.7978845608028654;
-const GELU_A: f32 = 0.044715;
-
-// tanh that saturates as libm's does. Drivers may compute tanh from exponentials, which gives
-// inf / inf = NaN for large |x|; in f32, tanh(x) rounds to +-1 for |x| > 9.01 anyway.
-fn saturating_tanh(x: f32) -> f32 {
-    return tanh(clamp(x, -10.0, 10.0));
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let index = id.x;
-    if index >= dims.len {
+    if index >= p.len {
         return;
     }
-    let v = u[index];
-    var a = 0.0;
-    switch dims.kind {
-        case 0u: { a = max(v, 0.0); }
-        case 1u: { a = saturating_tanh(v); }
-        default: { a = 0.5 * v * (1.0 + saturating_tanh(GELU_C * (v + GELU_A * v * v * v))); }
-    }
-    out[index] = a;
+    out[index] = activate(p.activation, u[index]);
 }

@@ -1,6 +1,6 @@
 // BatchNorm in evaluation mode: the running statistics normalize. One invocation per element.
 
-struct Dims {
+struct BatchNormEvalParams {
     len: u32,
     width: u32,
     gamma_offset: u32,
@@ -11,7 +11,7 @@ struct Dims {
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: BatchNormEvalParams;
 @group(0) @binding(1) var<storage, read> z: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read> running: array<f32>;

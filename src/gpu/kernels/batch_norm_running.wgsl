@@ -1,14 +1,14 @@
 // BatchNorm running statistics, as PyTorch: running = (1 - m) running + m batch, with the
 // unbiased variance tracked. One invocation per feature. Buffers: means then variances.
 
-struct Dims {
+struct RunningStatsParams {
     width: u32,
     rows: u32,
     offset: u32,
     momentum: f32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: RunningStatsParams;
 @group(0) @binding(1) var<storage, read> stats: array<f32>;
 @group(0) @binding(2) var<storage, read_write> running: array<f32>;
 

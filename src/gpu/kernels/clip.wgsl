@@ -2,14 +2,14 @@
 // norm was reduced into scalars[slot] just before. Invocation 0 also adds the factor applied
 // (at most 1) to scalars[factor_slot], for the step's clipping-factor metric.
 
-struct Dims {
+struct ClipParams {
     len: u32,
     slot: u32,
     max_norm: f32,
     factor_slot: u32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: ClipParams;
 @group(0) @binding(1) var<storage, read_write> scalars: array<f32>;
 @group(0) @binding(2) var<storage, read_write> grads: array<f32>;
 

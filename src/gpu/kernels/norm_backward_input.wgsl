@@ -1,7 +1,7 @@
 // Backward of normalize-scale-shift to its input, one invocation per statistic set:
 // dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
 
-struct Dims {
+struct NormParams {
     sets: u32,
     len: u32,
     set_stride: u32,
@@ -12,7 +12,7 @@ struct Dims {
     eps: f32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> dout: array<f32>;
 @group(0) @binding(2) var<storage, read> xhat: array<f32>;
 @group(0) @binding(3) var<storage, read> stats: array<f32>;

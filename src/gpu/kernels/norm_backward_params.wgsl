@@ -1,14 +1,14 @@
 // Adds dgamma[f] += sum_i dout[i, f] * xhat[i, f] and dbeta[f] += sum_i dout[i, f] into grads,
 // one invocation per feature, rows in order.
 
-struct Dims {
+struct NormGradientParams {
     rows: u32,
     width: u32,
     gamma_offset: u32,
     beta_offset: u32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: NormGradientParams;
 @group(0) @binding(1) var<storage, read> dout: array<f32>;
 @group(0) @binding(2) var<storage, read> xhat: array<f32>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;

@@ -3,7 +3,7 @@
 // z[s * set_stride + k * item_stride]. Writes mean, biased variance, 1/sqrt(var + eps), xhat
 // and out = gamma[f] * xhat + beta[f], f = element % width.
 
-struct Dims {
+struct NormParams {
     sets: u32,
     len: u32,
     set_stride: u32,
@@ -14,7 +14,7 @@ struct Dims {
     eps: f32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> z: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read_write> xhat: array<f32>;

@@ -1,7 +1,7 @@
 // One optimizer update per parameter. kind: 0 SGD, 1 SGD with momentum, 2 Adam (L2 decay in the
 // gradient), 3 AdamW (decoupled decay). Bias corrections 1 - beta^t come from the host.
 
-struct Dims {
+struct OptimizerParams {
     len: u32,
     kind: u32,
     learning_rate: f32,
@@ -16,7 +16,7 @@ struct Dims {
     pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(0) var<uniform> dims: OptimizerParams;
 @group(0) @binding(1) var<storage, read> grads: array<f32>;
 @group(0) @binding(2) var<storage, read_write> params: array<f32>;
 @group(0) @binding(3) var<storage, read_write> first: array<f32>;

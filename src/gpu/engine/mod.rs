@@ -8,9 +8,12 @@
 
 use std::sync::Arc;
 
+mod backward;
+mod forward;
+
 use super::context::GpuContext;
-use super::kernels;
-use super::ops::{activation_code, GpuOps, LinearDims, Recorder, Submitter};
+use super::kernels::{self, ClipParams, NormParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams};
+use super::ops::{GpuOps, Recorder, Submitter};
 use super::readback::read_f32;
 use super::GpuError;
 use crate::sim::backend::StepBatch;
@@ -60,6 +63,10 @@ mod slot {
     pub const CLIP_SQ: u32 = 7;
     pub const CLIP_FACTOR_SUM: u32 = 8;
     pub const COUNT: usize = 9;
+
+    // `ReduceMode::Comparison` and `ReduceMode::PairSums` fill consecutive slots in this order.
+    const _: () = assert!(DOT == GRAD_SQ + 1 && REFERENCE_SQ == GRAD_SQ + 2 && DIFF_SQ == GRAD_SQ + 3);
+    const _: () = assert!(TEST_CORRECT == TEST_LOSS_SUM + 1);
 }
 
 /// Steps whose metrics fit in the history buffer between two readbacks.
@@ -161,9 +168,13 @@ struct Source<'a> {
     rows: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
-    Train { update_running_stats: bool },
+    /// Training statistics, and the gradient of `gradient_weight * sum CE` at the logits.
+    Train {
+        update_running_stats: bool,
+        gradient_weight: f32,
+    },
     Eval,
 }
 
@@ -195,26 +206,24 @@ pub struct GpuEngine {
     pending: Vec<PendingStep>,
     fixed_bytes: u64,
     submitter: Submitter,
+    /// Compute dispatches of the last step recorded.
+    last_step_dispatches: usize,
 }
 
-/// The statistic sets of a norm layer and the `Dims` words the norm kernels share.
-fn norm_dims(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> (NormGeometry, [u32; 8]) {
+/// The number of statistic sets of a norm layer and the parameters the norm kernels share.
+fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> (u32, NormParams) {
     let g = NormGeometry::new(norm, rows, width);
-    let words = [
-        g.sets as u32,
-        g.len as u32,
-        g.set_stride as u32,
-        g.item_stride as u32,
-        width as u32,
-        scale as u32,
-        shift as u32,
-        (norm.eps() as f32).to_bits(),
-    ];
-    (g, words)
-}
-
-fn words_f32(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
+    let params = NormParams {
+        sets: g.sets as u32,
+        len: g.len as u32,
+        set_stride: g.set_stride as u32,
+        item_stride: g.item_stride as u32,
+        width: width as u32,
+        gamma_offset: scale as u32,
+        beta_offset: shift as u32,
+        eps: norm.eps() as f32,
+    };
+    (g.sets as u32, params)
 }
 
 fn labels_buffer(context: &GpuContext, label: &str, labels: &[u32], len: usize) -> wgpu::Buffer {
@@ -312,6 +321,7 @@ impl GpuEngine {
             pending: Vec::new(),
             fixed_bytes,
             submitter: Submitter::new(),
+            last_step_dispatches: 0,
         })
     }
 
@@ -354,6 +364,11 @@ impl GpuEngine {
         self.submitter.cached_bind_groups()
     }
 
+    /// Compute dispatches the last recorded step made (kernels fused: fewer, fatter ones).
+    pub fn last_step_dispatches(&self) -> usize {
+        self.last_step_dispatches
+    }
+
     /// Every byte this engine allocated on the GPU.
     pub fn allocated_bytes(&self) -> u64 {
         self.fixed_bytes + self.train.bytes + self.metrics.bytes
@@ -363,265 +378,73 @@ impl GpuEngine {
         &self.context.adapter_name
     }
 
+    /// Reduces `a` (and `b`) into the scalar slots from `slot` on, as `mode` says.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the reduction's operands, mode and destination"
+    )]
     fn reduce(
         &self,
         recorder: &mut Recorder,
         a: &wgpu::Buffer,
         b: &wgpu::Buffer,
         len: usize,
-        mode: u32,
+        mode: ReduceMode,
         slot: u32,
         accumulate: bool,
     ) -> Result<(), GpuError> {
+        if slot + mode.slots() > slot::COUNT as u32 {
+            return Err(GpuError::Shape(format!("scalar slots {slot}.. do not fit")));
+        }
         self.ops.run_one_group(
             recorder,
             &kernels::REDUCE,
-            &[len as u32, mode, slot, u32::from(accumulate)],
+            &ReduceParams::new(len, mode, slot, accumulate),
             &[a, b, &self.scalars],
         )
-    }
-
-    /// Forward pass over `source` into `ws`; leaves probabilities, row losses and correctness.
-    fn forward(&self, recorder: &mut Recorder, ws: &Workspace, source: Source<'_>, mode: Mode) -> Result<(), GpuError> {
-        let rows = source.rows;
-        if rows > ws.rows {
-            return Err(GpuError::Shape(format!(
-                "{rows} rows exceed a workspace of {}",
-                ws.rows
-            )));
-        }
-        let norm = self.layout.spec.norm;
-        let activation = activation_code(self.layout.spec.activation);
-        for (l, layer) in self.layout.hidden.iter().enumerate() {
-            let buffers = &ws.layers[l];
-            let (x, x_offset) = if l == 0 {
-                (source.inputs, source.first_row * layer.fan_in)
-            } else {
-                (&ws.layers[l - 1].a, 0)
-            };
-            let dims = LinearDims {
-                rows: rows as u32,
-                fan_in: layer.fan_in as u32,
-                fan_out: layer.width as u32,
-                weight_offset: layer.weight as u32,
-                bias_offset: layer.bias as u32,
-                x_offset: x_offset as u32,
-            };
-            self.ops.linear_forward(recorder, dims, x, &self.params, &buffers.z)?;
-            let n = (rows * layer.width) as u32;
-            let activation_input = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
-                match (mode, norm, layer.running_stats) {
-                    (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
-                        self.ops.run(
-                            recorder,
-                            &kernels::BATCH_NORM_EVAL,
-                            &[
-                                n,
-                                layer.width as u32,
-                                scale as u32,
-                                shift as u32,
-                                stats as u32,
-                                (eps as f32).to_bits(),
-                                0,
-                                0,
-                            ],
-                            &[&buffers.z, &self.params, &self.running, &buffers.normed],
-                            n,
-                        )?;
-                    }
-                    _ => {
-                        let (g, dims) = norm_dims(norm, rows, layer.width, scale, shift);
-                        self.ops.run(
-                            recorder,
-                            &kernels::NORM_FORWARD,
-                            &dims,
-                            &[&buffers.z, &self.params, &buffers.xhat, &buffers.normed, &buffers.stats],
-                            g.sets as u32,
-                        )?;
-                        if let (
-                            Mode::Train {
-                                update_running_stats: true,
-                            },
-                            Norm::BatchNorm { momentum, .. },
-                            Some(stats),
-                        ) = (mode, norm, layer.running_stats)
-                        {
-                            self.ops.run(
-                                recorder,
-                                &kernels::BATCH_NORM_RUNNING,
-                                &[
-                                    layer.width as u32,
-                                    rows as u32,
-                                    stats as u32,
-                                    (momentum as f32).to_bits(),
-                                ],
-                                &[&buffers.stats, &self.running],
-                                layer.width as u32,
-                            )?;
-                        }
-                    }
-                }
-                &buffers.normed
-            } else {
-                &buffers.z
-            };
-            self.ops.run(
-                recorder,
-                &kernels::ACTIVATION_FORWARD,
-                &[n, activation, 0, 0],
-                &[activation_input, &buffers.a],
-                n,
-            )?;
-        }
-        let classes = self.layout.classes as u32;
-        let last = &ws.layers[self.layout.hidden.len() - 1].a;
-        let dims = LinearDims {
-            rows: rows as u32,
-            fan_in: self.layout.output_fan_in as u32,
-            fan_out: classes,
-            weight_offset: self.layout.output_weight as u32,
-            bias_offset: self.layout.output_bias as u32,
-            x_offset: 0,
-        };
-        self.ops
-            .linear_forward(recorder, dims, last, &self.params, &ws.logits)?;
-        self.ops.run(
-            recorder,
-            &kernels::SOFTMAX_FORWARD,
-            &[rows as u32, classes, source.first_row as u32, 0],
-            &[&ws.logits, source.labels, &ws.probs, &ws.row_loss, &ws.row_correct],
-            rows as u32,
-        )
-    }
-
-    /// Backward of `weight * sum CE` after a training forward; adds into `target`.
-    fn backward(
-        &self,
-        recorder: &mut Recorder,
-        ws: &Workspace,
-        source: Source<'_>,
-        weight: f32,
-        target: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
-        let rows = source.rows as u32;
-        let classes = self.layout.classes as u32;
-        let activation = activation_code(self.layout.spec.activation);
-        self.ops.run(
-            recorder,
-            &kernels::SOFTMAX_BACKWARD,
-            &[rows, classes, source.first_row as u32, weight.to_bits()],
-            &[&ws.probs, source.labels, &ws.dlogits],
-            rows * classes,
-        )?;
-        let hidden = &self.layout.hidden;
-        let out_dims = LinearDims {
-            rows,
-            fan_in: self.layout.output_fan_in as u32,
-            fan_out: classes,
-            weight_offset: self.layout.output_weight as u32,
-            bias_offset: self.layout.output_bias as u32,
-            x_offset: 0,
-        };
-        let last = &ws.layers[hidden.len() - 1].a;
-        self.ops
-            .linear_backward_params(recorder, out_dims, last, &ws.dlogits, target)?;
-        self.ops
-            .linear_backward_input(recorder, out_dims, &ws.dlogits, &self.params, &ws.da)?;
-        for (l, layer) in hidden.iter().enumerate().rev() {
-            let buffers = &ws.layers[l];
-            let n = rows * layer.width as u32;
-            let activation_input = if layer.norm_scale.is_some() {
-                &buffers.normed
-            } else {
-                &buffers.z
-            };
-            self.ops.run(
-                recorder,
-                &kernels::ACTIVATION_BACKWARD,
-                &[n, activation, 0, 0],
-                &[activation_input, &ws.da, &ws.du],
-                n,
-            )?;
-            let dy = if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
-                let norm = self.layout.spec.norm;
-                let (g, dims) = norm_dims(norm, rows as usize, layer.width, scale, shift);
-                self.ops.run(
-                    recorder,
-                    &kernels::NORM_BACKWARD_PARAMS,
-                    &[rows, layer.width as u32, scale as u32, shift as u32],
-                    &[&ws.du, &buffers.xhat, target],
-                    layer.width as u32,
-                )?;
-                self.ops.run(
-                    recorder,
-                    &kernels::NORM_BACKWARD_INPUT,
-                    &dims,
-                    &[&ws.du, &buffers.xhat, &buffers.stats, &self.params, &ws.dz],
-                    g.sets as u32,
-                )?;
-                &ws.dz
-            } else {
-                &ws.du
-            };
-            let (x, x_offset) = if l == 0 {
-                (source.inputs, source.first_row * layer.fan_in)
-            } else {
-                (&ws.layers[l - 1].a, 0)
-            };
-            let dims = LinearDims {
-                rows,
-                fan_in: layer.fan_in as u32,
-                fan_out: layer.width as u32,
-                weight_offset: layer.weight as u32,
-                bias_offset: layer.bias as u32,
-                x_offset: x_offset as u32,
-            };
-            self.ops.linear_backward_params(recorder, dims, x, dy, target)?;
-            if l > 0 {
-                self.ops
-                    .linear_backward_input(recorder, dims, dy, &self.params, &ws.da)?;
-            }
-        }
-        Ok(())
     }
 
     fn optimizer_step(&mut self, recorder: &mut Recorder, learning_rate: f64) -> Result<(), GpuError> {
         self.steps_taken += 1;
         let t = self.steps_taken as i32;
         let (kind, weight_decay, beta1, beta2, eps, momentum) = match self.optimizer {
-            OptimizerSpec::Sgd { weight_decay } => (0, weight_decay, 0.0, 0.0, 0.0, 0.0),
-            OptimizerSpec::Momentum { momentum, weight_decay } => (1, weight_decay, 0.0, 0.0, 0.0, momentum),
+            OptimizerSpec::Sgd { weight_decay } => (OptimizerKind::Sgd, weight_decay, 0.0, 0.0, 0.0, 0.0),
+            OptimizerSpec::Momentum { momentum, weight_decay } => {
+                (OptimizerKind::Momentum, weight_decay, 0.0, 0.0, 0.0, momentum)
+            }
             OptimizerSpec::Adam {
                 beta1,
                 beta2,
                 eps,
                 weight_decay,
-            } => (2, weight_decay, beta1, beta2, eps, 0.0),
+            } => (OptimizerKind::Adam, weight_decay, beta1, beta2, eps, 0.0),
             OptimizerSpec::AdamW {
                 beta1,
                 beta2,
                 eps,
                 weight_decay,
-            } => (3, weight_decay, beta1, beta2, eps, 0.0),
+            } => (OptimizerKind::AdamW, weight_decay, beta1, beta2, eps, 0.0),
         };
         let correction = |beta: f64| (1.0 - libm::pow(beta, f64::from(t))) as f32;
         let p = self.layout.parameter_count as u32;
-        let mut uniform = vec![p, kind];
-        uniform.extend(words_f32(&[
-            learning_rate as f32,
-            weight_decay as f32,
-            beta1 as f32,
-            beta2 as f32,
-            eps as f32,
-            momentum as f32,
-            correction(beta1),
-            correction(beta2),
-        ]));
-        uniform.extend([0, 0]);
+        let params = OptimizerParams {
+            len: p,
+            kind: kind as u32,
+            learning_rate: learning_rate as f32,
+            weight_decay: weight_decay as f32,
+            beta1: beta1 as f32,
+            beta2: beta2 as f32,
+            eps: eps as f32,
+            momentum: momentum as f32,
+            correction1: correction(beta1),
+            correction2: correction(beta2),
+            pad0: 0,
+            pad1: 0,
+        };
         self.ops.run(
             recorder,
             &kernels::OPTIMIZER,
-            &uniform,
+            &params,
             &[&self.grads, &self.params, &self.first, &self.second],
             p,
         )
@@ -697,16 +520,12 @@ impl GpuEngine {
                         rows: batch.item_count(),
                     };
                     recorder.clear(&self.reference);
-                    self.forward(
-                        &mut recorder,
-                        &self.metrics,
-                        source,
-                        Mode::Train {
-                            update_running_stats: false,
-                        },
-                    )?;
-                    let weight = 1.0 / batch.item_count().max(1) as f32;
-                    self.backward(&mut recorder, &self.metrics, source, weight, &self.reference)?;
+                    let mode = Mode::Train {
+                        update_running_stats: false,
+                        gradient_weight: 1.0 / batch.item_count().max(1) as f32,
+                    };
+                    self.forward(&mut recorder, &self.metrics, source, mode)?;
+                    self.backward(&mut recorder, &self.metrics, source, &self.reference)?;
                     has_reference = true;
                 }
                 Op::ZeroGrad => recorder.clear(&self.grads),
@@ -723,57 +542,57 @@ impl GpuEngine {
                         first_row: rows.start,
                         rows: rows.len(),
                     };
-                    self.forward(
-                        &mut recorder,
-                        &self.train,
-                        source,
-                        Mode::Train {
-                            update_running_stats: true,
-                        },
-                    )?;
+                    let mode = Mode::Train {
+                        update_running_stats: true,
+                        gradient_weight: item_weight as f32,
+                    };
+                    self.forward(&mut recorder, &self.train, source, mode)?;
                     self.reduce(
                         &mut recorder,
                         &self.train.row_loss,
                         &self.train.row_loss,
                         rows.len(),
-                        0,
+                        ReduceMode::Sum,
                         slot::LOSS_SUM,
                         true,
                     )?;
-                    self.backward(&mut recorder, &self.train, source, item_weight as f32, &self.grads)?;
+                    self.backward(&mut recorder, &self.train, source, &self.grads)?;
                     record.items += rows.len();
                 }
                 Op::ClipGradNorm { max_norm } => {
                     clips += 1;
-                    self.reduce(&mut recorder, &self.grads, &self.grads, p, 1, slot::CLIP_SQ, false)?;
+                    let squares = ReduceMode::SumOfSquares;
+                    self.reduce(
+                        &mut recorder,
+                        &self.grads,
+                        &self.grads,
+                        p,
+                        squares,
+                        slot::CLIP_SQ,
+                        false,
+                    )?;
+                    let params = ClipParams {
+                        len: p as u32,
+                        slot: slot::CLIP_SQ,
+                        max_norm: max_norm as f32,
+                        factor_slot: slot::CLIP_FACTOR_SUM,
+                    };
                     self.ops.run(
                         &mut recorder,
                         &kernels::CLIP,
-                        &[
-                            p as u32,
-                            slot::CLIP_SQ,
-                            (max_norm as f32).to_bits(),
-                            slot::CLIP_FACTOR_SUM,
-                        ],
+                        &params,
                         &[&self.scalars, &self.grads],
                         p as u32,
                     )?;
                 }
                 Op::RecordGradient => {
-                    self.reduce(&mut recorder, &self.grads, &self.grads, p, 1, slot::GRAD_SQ, false)?;
-                    if has_reference {
-                        self.reduce(&mut recorder, &self.grads, &self.reference, p, 2, slot::DOT, false)?;
-                        self.reduce(
-                            &mut recorder,
-                            &self.reference,
-                            &self.reference,
-                            p,
-                            1,
-                            slot::REFERENCE_SQ,
-                            false,
-                        )?;
-                        self.reduce(&mut recorder, &self.grads, &self.reference, p, 3, slot::DIFF_SQ, false)?;
-                    }
+                    // With a reference, one pass fills GRAD_SQ, DOT, REFERENCE_SQ and DIFF_SQ.
+                    let (reference, mode) = if has_reference {
+                        (&self.reference, ReduceMode::Comparison)
+                    } else {
+                        (&self.grads, ReduceMode::SumOfSquares)
+                    };
+                    self.reduce(&mut recorder, &self.grads, reference, p, mode, slot::GRAD_SQ, false)?;
                 }
                 Op::OptimizerStep { learning_rate } => self.optimizer_step(&mut recorder, learning_rate)?,
                 Op::Evaluate => {
@@ -785,22 +604,14 @@ impl GpuEngine {
                     };
                     self.forward(&mut recorder, &self.metrics, source, Mode::Eval)?;
                     let rows = self.test_rows;
+                    // One pass fills TEST_LOSS_SUM and TEST_CORRECT.
                     self.reduce(
                         &mut recorder,
                         &self.metrics.row_loss,
-                        &self.metrics.row_loss,
+                        &self.metrics.row_correct,
                         rows,
-                        0,
+                        ReduceMode::PairSums,
                         slot::TEST_LOSS_SUM,
-                        false,
-                    )?;
-                    self.reduce(
-                        &mut recorder,
-                        &self.metrics.row_correct,
-                        &self.metrics.row_correct,
-                        rows,
-                        0,
-                        slot::TEST_CORRECT,
                         false,
                     )?;
                     evaluated = true;
@@ -809,6 +620,7 @@ impl GpuEngine {
         }
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
         recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
+        self.last_step_dispatches = recorder.dispatch_count();
         let commands = self.submitter.encode(&ctx, &self.ops, recorder);
         self.pending.push(PendingStep {
             record,

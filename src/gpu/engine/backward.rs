@@ -1,0 +1,123 @@
+//! Recording a backward pass: one dispatch per linear layer computes its parameter gradients
+//! and the gradient at the input of the activation below (the activation's derivative fused
+//! in); a norm layer adds its two dispatches. The gradients between layers alternate between
+//! two workspace buffers, so that no dispatch reads the buffer it writes.
+
+use super::{norm_params, GpuEngine, Source, Workspace};
+use crate::gpu::kernels::{self, ActivationCode, LinearBackwardParams, NormGradientParams};
+use crate::gpu::ops::Recorder;
+use crate::gpu::GpuError;
+
+impl GpuEngine {
+    /// Backward of the weighted loss after a training forward (which left the gradient of the
+    /// logits in `ws.dlogits`); adds the parameter gradients into `target`.
+    pub(super) fn backward(
+        &self,
+        recorder: &mut Recorder,
+        ws: &Workspace,
+        source: Source<'_>,
+        target: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let rows = source.rows as u32;
+        let activation = ActivationCode::from(self.layout.spec.activation) as u32;
+        let hidden = &self.layout.hidden;
+        // The gradient at the input of hidden layer l's activation lives in `between[l % 2]`.
+        let between = [&ws.da, &ws.du];
+        let activation_input = |l: usize| {
+            let buffers = &ws.layers[l];
+            if hidden[l].norm_scale.is_some() {
+                &buffers.normed
+            } else {
+                &buffers.z
+            }
+        };
+        let top = hidden.len() - 1;
+        let params = LinearBackwardParams {
+            rows,
+            fan_in: self.layout.output_fan_in as u32,
+            fan_out: self.layout.classes as u32,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
+            x_offset: 0,
+            activation_below: activation,
+            input_gradient: 1,
+        };
+        self.ops.linear_backward(
+            recorder,
+            params,
+            &ws.layers[top].a,
+            &ws.dlogits,
+            &self.params,
+            activation_input(top),
+            target,
+            between[top % 2],
+        )?;
+        for (l, layer) in hidden.iter().enumerate().rev() {
+            let buffers = &ws.layers[l];
+            let mut dy = between[l % 2];
+            if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
+                let norm = self.layout.spec.norm;
+                let (sets, params) = norm_params(norm, rows as usize, layer.width, scale, shift);
+                let gradient_params = NormGradientParams {
+                    rows,
+                    width: layer.width as u32,
+                    gamma_offset: scale as u32,
+                    beta_offset: shift as u32,
+                };
+                self.ops.run(
+                    recorder,
+                    &kernels::NORM_BACKWARD_PARAMS,
+                    &gradient_params,
+                    &[dy, &buffers.xhat, target],
+                    layer.width as u32,
+                )?;
+                self.ops.run(
+                    recorder,
+                    &kernels::NORM_BACKWARD_INPUT,
+                    &params,
+                    &[dy, &buffers.xhat, &buffers.stats, &self.params, &ws.dz],
+                    sets,
+                )?;
+                dy = &ws.dz;
+            }
+            let mut params = LinearBackwardParams {
+                rows,
+                fan_in: layer.fan_in as u32,
+                fan_out: layer.width as u32,
+                weight_offset: layer.weight as u32,
+                bias_offset: layer.bias as u32,
+                x_offset: 0,
+                activation_below: activation,
+                input_gradient: 1,
+            };
+            if l == 0 {
+                // The first layer's input is the data: no input gradient. Its two unused
+                // bindings get the (read-only) data and the buffer this layer does not read.
+                params.x_offset = (source.first_row * layer.fan_in) as u32;
+                params.input_gradient = 0;
+                self.ops.linear_backward(
+                    recorder,
+                    params,
+                    source.inputs,
+                    dy,
+                    &self.params,
+                    source.inputs,
+                    target,
+                    between[1],
+                )?;
+            } else {
+                self.ops.linear_backward(
+                    recorder,
+                    params,
+                    &ws.layers[l - 1].a,
+                    dy,
+                    &self.params,
+                    activation_input(l - 1),
+                    target,
+                    between[(l - 1) % 2],
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (a
+//! norm layer between them adds its own), then the output layer and one softmax +
+//! cross-entropy dispatch that also writes the gradient of the logits when training.
+
+use super::{norm_params, GpuEngine, Mode, Source, Workspace};
+use crate::gpu::kernels::{
+    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, RunningStatsParams, SoftmaxParams,
+};
+use crate::gpu::ops::Recorder;
+use crate::gpu::GpuError;
+use crate::sim::model::Norm;
+
+impl GpuEngine {
+    /// Forward pass over `source` into `ws`; leaves probabilities, row losses, correctness and,
+    /// in training mode, the gradient of the weighted loss with respect to the logits.
+    pub(super) fn forward(
+        &self,
+        recorder: &mut Recorder,
+        ws: &Workspace,
+        source: Source<'_>,
+        mode: Mode,
+    ) -> Result<(), GpuError> {
+        let rows = source.rows;
+        if rows > ws.rows {
+            return Err(GpuError::Shape(format!(
+                "{rows} rows exceed a workspace of {}",
+                ws.rows
+            )));
+        }
+        let norm = self.layout.spec.norm;
+        let activation = ActivationCode::from(self.layout.spec.activation);
+        for (l, layer) in self.layout.hidden.iter().enumerate() {
+            let buffers = &ws.layers[l];
+            let (x, x_offset) = if l == 0 {
+                (source.inputs, source.first_row * layer.fan_in)
+            } else {
+                (&ws.layers[l - 1].a, 0)
+            };
+            let n = (rows * layer.width) as u32;
+            let norm_parameters = layer.norm_scale.zip(layer.norm_shift);
+            let params = LinearForwardParams {
+                rows: rows as u32,
+                fan_in: layer.fan_in as u32,
+                fan_out: layer.width as u32,
+                weight_offset: layer.weight as u32,
+                bias_offset: layer.bias as u32,
+                x_offset: x_offset as u32,
+                // With a norm layer the activation comes after it, in its own dispatch.
+                activation: if norm_parameters.is_some() {
+                    ActivationCode::Identity
+                } else {
+                    activation
+                } as u32,
+                pad0: 0,
+            };
+            self.ops
+                .linear_forward(recorder, params, x, &self.params, &buffers.z, &buffers.a)?;
+            let Some((scale, shift)) = norm_parameters else {
+                continue;
+            };
+            match (mode, norm, layer.running_stats) {
+                (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
+                    let params = BatchNormEvalParams {
+                        len: n,
+                        width: layer.width as u32,
+                        gamma_offset: scale as u32,
+                        beta_offset: shift as u32,
+                        running_offset: stats as u32,
+                        eps: eps as f32,
+                        pad0: 0,
+                        pad1: 0,
+                    };
+                    self.ops.run(
+                        recorder,
+                        &kernels::BATCH_NORM_EVAL,
+                        &params,
+                        &[&buffers.z, &self.params, &self.running, &buffers.normed],
+                        n,
+                    )?;
+                }
+                _ => {
+                    let (sets, params) = norm_params(norm, rows, layer.width, scale, shift);
+                    self.ops.run(
+                        recorder,
+                        &kernels::NORM_FORWARD,
+                        &params,
+                        &[&buffers.z, &self.params, &buffers.xhat, &buffers.normed, &buffers.stats],
+                        sets,
+                    )?;
+                    if let (
+                        Mode::Train {
+                            update_running_stats: true,
+                            ..
+                        },
+                        Norm::BatchNorm { momentum, .. },
+                        Some(stats),
+                    ) = (mode, norm, layer.running_stats)
+                    {
+                        let params = RunningStatsParams {
+                            width: layer.width as u32,
+                            rows: rows as u32,
+                            offset: stats as u32,
+                            momentum: momentum as f32,
+                        };
+                        self.ops.run(
+                            recorder,
+                            &kernels::BATCH_NORM_RUNNING,
+                            &params,
+                            &[&buffers.stats, &self.running],
+                            layer.width as u32,
+                        )?;
+                    }
+                }
+            }
+            let params = ActivationParams {
+                len: n,
+                activation: activation as u32,
+                pad0: 0,
+                pad1: 0,
+            };
+            self.ops.run(
+                recorder,
+                &kernels::ACTIVATION_FORWARD,
+                &params,
+                &[&buffers.normed, &buffers.a],
+                n,
+            )?;
+        }
+        let classes = self.layout.classes as u32;
+        let last = &ws.layers[self.layout.hidden.len() - 1].a;
+        let params = LinearForwardParams {
+            rows: rows as u32,
+            fan_in: self.layout.output_fan_in as u32,
+            fan_out: classes,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
+            x_offset: 0,
+            activation: ActivationCode::Identity as u32,
+            pad0: 0,
+        };
+        // The identity writes the logits only; `probs` fills the unused activation binding.
+        self.ops
+            .linear_forward(recorder, params, last, &self.params, &ws.logits, &ws.probs)?;
+        let (gradient_weight, write_gradient) = match mode {
+            Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
+            Mode::Eval => (0.0, 0),
+        };
+        let params = SoftmaxParams {
+            rows: rows as u32,
+            classes,
+            label_offset: source.first_row as u32,
+            gradient_weight,
+            write_gradient,
+            ..SoftmaxParams::default()
+        };
+        self.ops.run(
+            recorder,
+            &kernels::SOFTMAX_CROSS_ENTROPY,
+            &params,
+            &[
+                &ws.logits,
+                source.labels,
+                &ws.probs,
+                &ws.row_loss,
+                &ws.row_correct,
+                &ws.dlogits,
+            ],
+            rows as u32,
+        )
+    }
+}

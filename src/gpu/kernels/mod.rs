@@ -1,0 +1,334 @@
+//! Every WGSL kernel of the GPU engine, embedded from the `.wgsl` files beside this module, each
+//! with the typed parameter struct its uniform declares.
+//!
+//! A kernel is a [`Kernel<P>`]: its dispatches take a `P` and nothing else, and the naga test
+//! (tests/shaders.rs) checks that `P`'s size, field names, types and offsets equal the WGSL
+//! struct bound at `@binding(0)`. Modes are enums here and `u32` codes in WGSL.
+//!
+//! Adding a kernel: its `.wgsl` file, its parameter struct and constant here, and its entry in
+//! [`ALL`] (the test fails until a `.wgsl` file is listed there).
+
+use std::marker::PhantomData;
+
+use crate::sim::model::Activation;
+
+/// A kernel's uniform parameters: plain old data whose layout the naga test compares with WGSL.
+pub trait KernelParams: bytemuck::Pod + std::fmt::Debug {
+    /// (field name, byte offset, Rust type name) in declaration order.
+    const FIELDS: &'static [(&'static str, usize, &'static str)];
+}
+
+/// Declares a `#[repr(C)]` parameter struct and records its fields for the layout test.
+macro_rules! kernel_params {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty),*
+        }
+
+        impl KernelParams for $name {
+            const FIELDS: &'static [(&'static str, usize, &'static str)] =
+                &[$((stringify!($field), std::mem::offset_of!($name, $field), stringify!($ty))),*];
+        }
+    };
+}
+
+/// What the pipeline builder and the validation test need of a kernel, whatever its parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelInfo {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub entry_point: &'static str,
+    pub params_size: usize,
+    pub params_fields: &'static [(&'static str, usize, &'static str)],
+}
+
+/// A compute shader whose dispatches take parameters of type `P`.
+#[derive(Debug)]
+pub struct Kernel<P> {
+    pub info: KernelInfo,
+    params: PhantomData<fn(P)>,
+}
+
+/// Dispatch constants live in 256-byte uniform slots (WebGPU's minimum offset alignment).
+pub const MAX_PARAMS_BYTES: usize = 256;
+
+impl<P: KernelParams> Kernel<P> {
+    const fn new(name: &'static str, source: &'static str) -> Self {
+        assert!(size_of::<P>() <= MAX_PARAMS_BYTES);
+        Self {
+            info: KernelInfo {
+                name,
+                source,
+                entry_point: "main",
+                params_size: size_of::<P>(),
+                params_fields: P::FIELDS,
+            },
+            params: PhantomData,
+        }
+    }
+}
+
+/// Activation codes of the WGSL kernels (kernels/shared/activation.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ActivationCode {
+    Identity = 0,
+    Relu = 1,
+    Tanh = 2,
+    Gelu = 3,
+}
+
+impl From<Activation> for ActivationCode {
+    fn from(kind: Activation) -> Self {
+        match kind {
+            Activation::Relu => Self::Relu,
+            Activation::Tanh => Self::Tanh,
+            Activation::Gelu => Self::Gelu,
+        }
+    }
+}
+
+/// What the reduce kernel sums (reduce.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ReduceMode {
+    /// `sum a` into `slot`.
+    Sum = 0,
+    /// `sum a^2` into `slot`.
+    SumOfSquares = 1,
+    /// `sum a^2, sum a b, sum b^2, sum (a - b)^2` into `slot .. slot + 4` (a gradient against
+    /// its reference in one pass).
+    Comparison = 2,
+    /// `sum a, sum b` into `slot, slot + 1` (test loss and correct predictions in one pass).
+    PairSums = 3,
+}
+
+impl ReduceMode {
+    /// Scalar slots the mode writes.
+    pub fn slots(self) -> u32 {
+        match self {
+            Self::Sum | Self::SumOfSquares => 1,
+            Self::Comparison => 4,
+            Self::PairSums => 2,
+        }
+    }
+}
+
+/// The optimizers of optimizer.wgsl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum OptimizerKind {
+    Sgd = 0,
+    Momentum = 1,
+    Adam = 2,
+    AdamW = 3,
+}
+
+kernel_params! {
+    /// `z = x W^T + b` and `a = f(z)` of one linear layer (linear_forward.wgsl).
+    pub struct LinearForwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        /// Offsets of W and b inside the parameter buffer.
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        /// Offset of the first input value inside the input buffer.
+        pub x_offset: u32,
+        /// An [`ActivationCode`]; identity writes `z` only.
+        pub activation: u32,
+        pub pad0: u32,
+    }
+}
+
+kernel_params! {
+    /// Parameter gradients of one linear layer, and the gradient at the input of the layer
+    /// below with its activation's derivative applied (linear_backward.wgsl).
+    pub struct LinearBackwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        /// The [`ActivationCode`] whose derivative multiplies the input gradient.
+        pub activation_below: u32,
+        /// 1 to compute the input gradient (0 for the first layer, whose input is the data).
+        pub input_gradient: u32,
+    }
+}
+
+kernel_params! {
+    /// Element-wise `a = f(u)` (activation_forward.wgsl), after a norm layer.
+    pub struct ActivationParams {
+        pub len: u32,
+        /// An [`ActivationCode`].
+        pub activation: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+    }
+}
+
+kernel_params! {
+    /// The statistic sets of a norm layer (norm_forward.wgsl, norm_backward_input.wgsl).
+    pub struct NormParams {
+        pub sets: u32,
+        pub len: u32,
+        pub set_stride: u32,
+        pub item_stride: u32,
+        pub width: u32,
+        pub gamma_offset: u32,
+        pub beta_offset: u32,
+        pub eps: f32,
+    }
+}
+
+kernel_params! {
+    /// Scale and shift gradients of a norm layer (norm_backward_params.wgsl).
+    pub struct NormGradientParams {
+        pub rows: u32,
+        pub width: u32,
+        pub gamma_offset: u32,
+        pub beta_offset: u32,
+    }
+}
+
+kernel_params! {
+    /// BatchNorm's running statistics update (batch_norm_running.wgsl).
+    pub struct RunningStatsParams {
+        pub width: u32,
+        pub rows: u32,
+        pub offset: u32,
+        pub momentum: f32,
+    }
+}
+
+kernel_params! {
+    /// BatchNorm in evaluation mode, from the running statistics (batch_norm_eval.wgsl).
+    pub struct BatchNormEvalParams {
+        pub len: u32,
+        pub width: u32,
+        pub gamma_offset: u32,
+        pub beta_offset: u32,
+        pub running_offset: u32,
+        pub eps: f32,
+        pub pad0: u32,
+        pub pad1: u32,
+    }
+}
+
+kernel_params! {
+    /// Softmax, cross-entropy and, when training, the gradient of the logits
+    /// (softmax_cross_entropy.wgsl).
+    pub struct SoftmaxParams {
+        pub rows: u32,
+        pub classes: u32,
+        pub label_offset: u32,
+        /// The weight of each item's loss in the gradient (`1 / items of the step`).
+        pub gradient_weight: f32,
+        /// 1 to write `dlogits`.
+        pub write_gradient: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
+    }
+}
+
+kernel_params! {
+    /// One workgroup's reduction into scalar slots (reduce.wgsl).
+    pub struct ReduceParams {
+        pub len: u32,
+        /// A [`ReduceMode`].
+        pub mode: u32,
+        pub slot: u32,
+        /// 1 to add to the slot instead of replacing it (a loss summed over micro-batches).
+        pub accumulate: u32,
+    }
+}
+
+kernel_params! {
+    /// Gradient clipping by the norm held in a scalar slot (clip.wgsl).
+    pub struct ClipParams {
+        pub len: u32,
+        pub slot: u32,
+        pub max_norm: f32,
+        pub factor_slot: u32,
+    }
+}
+
+kernel_params! {
+    /// One optimizer step over every parameter (optimizer.wgsl).
+    pub struct OptimizerParams {
+        pub len: u32,
+        /// An [`OptimizerKind`].
+        pub kind: u32,
+        pub learning_rate: f32,
+        pub weight_decay: f32,
+        pub beta1: f32,
+        pub beta2: f32,
+        pub eps: f32,
+        pub momentum: f32,
+        pub correction1: f32,
+        pub correction2: f32,
+        pub pad0: u32,
+        pub pad1: u32,
+    }
+}
+
+impl ReduceParams {
+    pub fn new(len: usize, mode: ReduceMode, slot: u32, accumulate: bool) -> Self {
+        Self {
+            len: len as u32,
+            mode: mode as u32,
+            slot,
+            accumulate: u32::from(accumulate),
+        }
+    }
+}
+
+/// Prepends the shared activation functions to a kernel's source.
+macro_rules! with_activations {
+    ($file:literal) => {
+        concat!(include_str!("shared/activation.wgsl"), include_str!($file))
+    };
+}
+
+pub const LINEAR_FORWARD: Kernel<LinearForwardParams> =
+    Kernel::new("linear_forward", with_activations!("linear_forward.wgsl"));
+pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> =
+    Kernel::new("linear_backward", with_activations!("linear_backward.wgsl"));
+pub const ACTIVATION_FORWARD: Kernel<ActivationParams> =
+    Kernel::new("activation_forward", with_activations!("activation_forward.wgsl"));
+pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", include_str!("norm_forward.wgsl"));
+pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
+    Kernel::new("norm_backward_input", include_str!("norm_backward_input.wgsl"));
+pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =
+    Kernel::new("norm_backward_params", include_str!("norm_backward_params.wgsl"));
+pub const BATCH_NORM_RUNNING: Kernel<RunningStatsParams> =
+    Kernel::new("batch_norm_running", include_str!("batch_norm_running.wgsl"));
+pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
+    Kernel::new("batch_norm_eval", include_str!("batch_norm_eval.wgsl"));
+pub const SOFTMAX_CROSS_ENTROPY: Kernel<SoftmaxParams> =
+    Kernel::new("softmax_cross_entropy", include_str!("softmax_cross_entropy.wgsl"));
+pub const REDUCE: Kernel<ReduceParams> = Kernel::new("reduce", include_str!("reduce.wgsl"));
+pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));
+pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new("optimizer", include_str!("optimizer.wgsl"));
+
+/// All kernels, for the validation test and for building pipelines.
+pub const ALL: &[KernelInfo] = &[
+    LINEAR_FORWARD.info,
+    LINEAR_BACKWARD.info,
+    ACTIVATION_FORWARD.info,
+    NORM_FORWARD.info,
+    NORM_BACKWARD_INPUT.info,
+    NORM_BACKWARD_PARAMS.info,
+    BATCH_NORM_RUNNING.info,
+    BATCH_NORM_EVAL.info,
+    SOFTMAX_CROSS_ENTROPY.info,
+    REDUCE.info,
+    CLIP.info,
+    OPTIMIZER.info,
+];

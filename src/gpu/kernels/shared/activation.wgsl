@@ -1,0 +1,44 @@
+// Activations shared by the kernels that apply them (prepended to each kernel's source).
+// Codes, as `ActivationCode` in kernels/mod.rs: 0 identity, 1 ReLU, 2 tanh, 3 GELU (tanh
+// approximation, as the CPU reference).
+
+const ACTIVATION_IDENTITY: u32 = 0u;
+const ACTIVATION_RELU: u32 = 1u;
+const ACTIVATION_TANH: u32 = 2u;
+
+const GELU_C: f32 = 0.7978845608028654;
+const GELU_A: f32 = 0.044715;
+
+// tanh that saturates as libm's does. Drivers may compute tanh from exponentials, which gives
+// inf / inf = NaN for large |x|; in f32, tanh(x) rounds to +-1 for |x| > 9.01 anyway.
+fn saturating_tanh(x: f32) -> f32 {
+    return tanh(clamp(x, -10.0, 10.0));
+}
+
+fn activate(kind: u32, v: f32) -> f32 {
+    switch kind {
+        case ACTIVATION_IDENTITY: { return v; }
+        case ACTIVATION_RELU: { return max(v, 0.0); }
+        case ACTIVATION_TANH: { return saturating_tanh(v); }
+        default: { return 0.5 * v * (1.0 + saturating_tanh(GELU_C * (v + GELU_A * v * v * v))); }
+    }
+}
+
+// f'(v), evaluated at the activation's input.
+fn activation_derivative(kind: u32, v: f32) -> f32 {
+    switch kind {
+        case ACTIVATION_IDENTITY: { return 1.0; }
+        case ACTIVATION_RELU: { return select(0.0, 1.0, v > 0.0); }
+        case ACTIVATION_TANH: { let t = saturating_tanh(v); return 1.0 - t * t; }
+        default: {
+            let t = saturating_tanh(GELU_C * (v + GELU_A * v * v * v));
+            let sech2 = 1.0 - t * t;
+            // As the CPU reference: 0 where tanh saturated, not 0 * (v * v overflowing) = NaN.
+            var curvature = 0.0;
+            if sech2 != 0.0 {
+                curvature = 0.5 * v * sech2 * GELU_C * (1.0 + 3.0 * GELU_A * v * v);
+            }
+            return 0.5 * (1.0 + t) + curvature;
+        }
+    }
+}
