@@ -17,7 +17,7 @@ use gradlab::gpu::engine::GpuEngine;
 use gradlab::gpu::ops::GpuOps;
 use gradlab::sim::backend::{StepBatch, TrainingBackend};
 use gradlab::sim::data::DataOrder;
-use gradlab::sim::lab::CpuLab;
+use gradlab::sim::lab::{CpuLab, RunSetup};
 use gradlab::sim::metrics::relative_distance;
 use gradlab::sim::regime::{plan_step, MetricOps};
 use gradlab::sim::scenario::Scenario;
@@ -36,7 +36,7 @@ async fn webgpu_training_steps_match_the_cpu_engine() {
     let data = config.dataset.generate();
     let steps = 3u64;
     for (index, run) in config.runs.iter().enumerate() {
-        let mut engine = GpuEngine::for_run(&context, &ops, &config, run, &data).unwrap();
+        let mut engine = GpuEngine::new(&context, &ops, &RunSetup::new(&config, run, &data)).unwrap();
         let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
         for step in 0..steps {
             let examples = order.next_batch(config.batch_size);

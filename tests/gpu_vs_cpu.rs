@@ -223,24 +223,13 @@ fn every_norm_activation_and_optimizer_matches_the_cpu() {
 #[test]
 fn gpu_activation_workspace_holds_one_micro_batch() {
     let Some((context, ops)) = gpu_device() else { return };
-    use gradlab::gpu::engine::{Capacity, GpuEngine};
-    use gradlab::sim::model::{Layout, ModelSpec};
-    let data = gradlab::sim::data::DatasetSpec::default().generate();
-    let layout = Layout::new(&ModelSpec::default(), 2, 3);
-    let (params, buffers) = layout.initialize(1);
+    use gradlab::gpu::engine::GpuEngine;
+    use gradlab::sim::lab::RunSetup;
+    use gradlab::sim::scenario::canonical_config;
     let make = |micro_batches: usize| {
-        let capacity = Capacity::for_split(&data.train, &data.test, 256, 256 / micro_batches);
-        GpuEngine::new(
-            context.clone(),
-            std::sync::Arc::clone(ops),
-            layout.clone(),
-            &params,
-            &buffers,
-            OptimizerSpec::default(),
-            &data.test,
-            capacity,
-        )
-        .unwrap()
+        let config = canonical_config(micro_batches);
+        let data = config.dataset.generate();
+        GpuEngine::new(context, ops, &RunSetup::new(&config, &config.runs[0], &data)).unwrap()
     };
     let (full, accumulated) = (make(1), make(4));
     eprintln!(
@@ -297,7 +286,7 @@ fn steady_state_steps_create_no_new_bind_groups() {
     let config = Scenario::by_id("norms").unwrap().config;
     let data = config.dataset.generate();
     let run = &config.runs[1];
-    let mut engine = GpuEngine::for_run(context, ops, &config, run, &data).unwrap();
+    let mut engine = GpuEngine::new(context, ops, &gradlab::sim::lab::RunSetup::new(&config, run, &data)).unwrap();
     let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
     let mut counts = Vec::new();
     for step in 0..6 {
@@ -343,7 +332,7 @@ fn all_runs_of_a_step_can_share_one_submission() {
         config
             .runs
             .iter()
-            .map(|run| GpuEngine::for_run(context, ops, &config, run, &data).unwrap())
+            .map(|run| GpuEngine::new(context, ops, &gradlab::sim::lab::RunSetup::new(&config, run, &data)).unwrap())
             .collect()
     };
     let (mut together, mut apart) = (engines(), engines());

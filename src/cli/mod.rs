@@ -350,22 +350,10 @@ fn report_divergence<B>(lab: &Lab<B>, steps: u64) {
 /// A lab whose engines are chosen at run time.
 fn boxed_lab(config: LabConfig, precision: Precision) -> Result<Lab<Box<dyn TrainingBackend>>> {
     use crate::sim::reference::ReferenceEngine;
-    let lab = Lab::new(config, |run, layout, params, buffers, dataset| {
+    let lab = Lab::new(config, |setup| -> Result<_, crate::sim::SimError> {
         Ok(match precision {
-            Precision::F32 => Box::new(ReferenceEngine::<f32>::new(
-                layout,
-                params,
-                buffers,
-                run.optimizer,
-                &dataset.test,
-            )?) as Box<dyn TrainingBackend>,
-            Precision::F64 => Box::new(ReferenceEngine::<f64>::new(
-                layout,
-                params,
-                buffers,
-                run.optimizer,
-                &dataset.test,
-            )?),
+            Precision::F32 => Box::new(ReferenceEngine::<f32>::for_run(setup)?) as Box<dyn TrainingBackend>,
+            Precision::F64 => Box::new(ReferenceEngine::<f64>::for_run(setup)?),
         })
     })?;
     Ok(lab)

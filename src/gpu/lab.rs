@@ -30,19 +30,9 @@ pub struct GpuLab {
 impl GpuLab {
     pub fn new(context: &GpuContext, config: LabConfig) -> Result<Self, GpuLabError> {
         let ops = Arc::new(GpuOps::new(context));
-        let mut gpu_error = None;
-        let lab = Lab::new(config.clone(), |run, _layout, _params, _buffers, dataset| {
-            GpuEngine::for_run(context, &ops, &config, run, dataset).map_err(|e| {
-                let message = e.to_string();
-                gpu_error = Some(e);
-                SimError::Engine(message)
-            })
-        });
-        let lab = match (lab, gpu_error) {
-            (Ok(lab), _) => lab,
-            (Err(_), Some(e)) => return Err(GpuLabError::Gpu(e)),
-            (Err(e), None) => return Err(GpuLabError::Config(e)),
-        };
+        let lab = Lab::new(config, |setup| {
+            GpuEngine::new(context, &ops, setup).map_err(GpuLabError::Gpu)
+        })?;
         Ok(Self {
             context: context.clone(),
             lab,

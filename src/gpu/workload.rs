@@ -9,7 +9,7 @@ use super::ops::GpuOps;
 use super::GpuError;
 use crate::sim::backend::StepBatch;
 use crate::sim::data::DataOrder;
-use crate::sim::lab::RunSpec;
+use crate::sim::lab::{RunSetup, RunSpec};
 use crate::sim::regime::{plan_step, MetricOps};
 use crate::sim::scenario::canonical_config;
 
@@ -35,7 +35,7 @@ impl GpuWorkload {
         let config = canonical_config(micro_batches);
         let data = config.dataset.generate();
         let run = config.runs[0].clone();
-        let engine = GpuEngine::for_run(context, ops, &config, &run, &data)?;
+        let engine = GpuEngine::new(context, ops, &RunSetup::new(&config, &run, &data))?;
         let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
         let batches = (0..PREPARED_BATCHES)
             .map(|_| {

@@ -204,9 +204,7 @@ pub struct SlicedStep {
 
 impl<T: Real> Lab<ReferenceEngine<T>> {
     pub fn cpu(config: LabConfig) -> Result<Self, SimError> {
-        Lab::new(config, |run, layout, params, buffers, dataset| {
-            ReferenceEngine::new(layout, params, buffers, run.optimizer, &dataset.test)
-        })
+        Lab::new(config, ReferenceEngine::for_run)
     }
 
     /// Starts the next optimizer step of every run; [`Self::continue_step`] executes it. Until
@@ -255,6 +253,42 @@ impl<T: Real> Lab<ReferenceEngine<T>> {
     }
 }
 
+/// What an engine for one run is built from. [`Lab::new`] makes one per run and hands it to
+/// the engine's constructor; anything that builds a single engine (benchmarks, tests) makes it
+/// with the same [`RunSetup::new`], so that every engine starts from the same layout, weights
+/// and capacity.
+#[derive(Debug, Clone)]
+pub struct RunSetup<'a> {
+    pub spec: &'a RunSpec,
+    pub layout: Layout,
+    /// Initial parameters and non-trainable buffers (BatchNorm running statistics).
+    pub params: Vec<f64>,
+    pub buffers: Vec<f64>,
+    pub dataset: &'a Dataset,
+    /// Examples per optimizer step.
+    pub batch_size: usize,
+}
+
+impl<'a> RunSetup<'a> {
+    pub fn new(config: &LabConfig, spec: &'a RunSpec, dataset: &'a Dataset) -> Self {
+        let layout = Layout::new(&spec.model, dataset.input_dim, dataset.classes);
+        let (params, buffers) = layout.initialize(config.init_seed);
+        Self {
+            spec,
+            layout,
+            params,
+            buffers,
+            dataset,
+            batch_size: config.batch_size,
+        }
+    }
+
+    /// The most examples one micro-batch holds.
+    pub fn micro_batch_examples(&self) -> usize {
+        self.batch_size.div_ceil(self.spec.regime.micro_batches.max(1))
+    }
+}
+
 /// The work of one optimizer step for one run.
 #[derive(Debug, Clone)]
 pub struct RunStepWork {
@@ -264,19 +298,20 @@ pub struct RunStepWork {
 }
 
 impl<B> Lab<B> {
-    /// Validates the config, generates the data and builds one backend per run with `make_backend`.
-    pub fn new(
+    /// Validates the config, generates the data and builds one backend per run with
+    /// `make_backend`, whose errors (an engine's own, or a [`SimError`]) it returns as they are.
+    pub fn new<E: From<SimError>>(
         config: LabConfig,
-        mut make_backend: impl FnMut(&RunSpec, Layout, &[f64], &[f64], &Dataset) -> Result<B, SimError>,
-    ) -> Result<Self, SimError> {
-        config.validate()?;
+        mut make_backend: impl FnMut(&RunSetup<'_>) -> Result<B, E>,
+    ) -> Result<Self, E> {
+        config.validate().map_err(SimError::from)?;
         let dataset = config.dataset.generate();
         let order = DataOrder::new(config.data_order_seed, dataset.train.example_count());
         let mut runs = Vec::with_capacity(config.runs.len());
         for (i, spec) in config.runs.iter().enumerate() {
-            let layout = Layout::new(&spec.model, dataset.input_dim, dataset.classes);
-            let (params, buffers) = layout.initialize(config.init_seed);
-            let backend = make_backend(spec, layout.clone(), &params, &buffers, &dataset)?;
+            let setup = RunSetup::new(&config, spec, &dataset);
+            let backend = make_backend(&setup)?;
+            let layout = setup.layout;
             let baseline = config.runs[..i]
                 .iter()
                 .position(|other| other.model == spec.model)

@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::engine::{Capacity, GpuEngine};
+use gradlab::gpu::engine::GpuEngine;
 use gradlab::gpu::ops::GpuOps;
 use gradlab::sim::backend::TrainingBackend;
 use gradlab::sim::lab::{Lab, LabConfig};
@@ -23,27 +23,15 @@ pub struct Backend {
 }
 
 fn cpu_f32(config: LabConfig) -> AnyLab {
-    Lab::new(config, |run, layout, params, buffers, data| {
-        Ok(Box::new(ReferenceEngine::<f32>::new(
-            layout,
-            params,
-            buffers,
-            run.optimizer,
-            &data.test,
-        )?) as Box<dyn TrainingBackend>)
+    Lab::new(config, |setup| -> Result<_, gradlab::sim::SimError> {
+        Ok(Box::new(ReferenceEngine::<f32>::for_run(setup)?) as Box<dyn TrainingBackend>)
     })
     .expect("valid test config")
 }
 
 fn cpu_f64(config: LabConfig) -> AnyLab {
-    Lab::new(config, |run, layout, params, buffers, data| {
-        Ok(Box::new(ReferenceEngine::<f64>::new(
-            layout,
-            params,
-            buffers,
-            run.optimizer,
-            &data.test,
-        )?) as Box<dyn TrainingBackend>)
+    Lab::new(config, |setup| -> Result<_, gradlab::sim::SimError> {
+        Ok(Box::new(ReferenceEngine::<f64>::for_run(setup)?) as Box<dyn TrainingBackend>)
     })
     .expect("valid test config")
 }
@@ -84,21 +72,8 @@ pub fn gpu_device() -> Option<&'static (GpuContext, Arc<GpuOps>)> {
 
 fn gpu(config: LabConfig) -> AnyLab {
     let (context, ops) = gpu_device().expect("checked by the caller");
-    Lab::new(config.clone(), |run, layout, params, buffers, data| {
-        let micro = config.batch_size.div_ceil(run.regime.micro_batches);
-        let capacity = Capacity::for_split(&data.train, &data.test, config.batch_size, micro);
-        let engine = GpuEngine::new(
-            context.clone(),
-            Arc::clone(ops),
-            layout,
-            params,
-            buffers,
-            run.optimizer,
-            &data.test,
-            capacity,
-        )
-        .map_err(|e| gradlab::sim::SimError::Shape(e.to_string()))?;
-        Ok(Box::new(engine) as Box<dyn TrainingBackend>)
+    Lab::new(config, |setup| -> Result<_, gradlab::gpu::lab::GpuLabError> {
+        Ok(Box::new(GpuEngine::new(context, ops, setup)?) as Box<dyn TrainingBackend>)
     })
     .expect("valid test config")
 }

@@ -19,8 +19,8 @@ use super::GpuError;
 use crate::sim::backend::StepBatch;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::sim::backend::TrainingBackend;
-use crate::sim::data::{Dataset, Split};
-use crate::sim::lab::{LabConfig, RunSpec};
+use crate::sim::data::Split;
+use crate::sim::lab::RunSetup;
 use crate::sim::metrics::StepRecord;
 use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::OptimizerSpec;
@@ -242,16 +242,21 @@ fn to_f32(values: &[f64]) -> Vec<f32> {
 }
 
 impl GpuEngine {
-    pub fn new(
-        context: GpuContext,
-        ops: Arc<GpuOps>,
-        layout: Layout,
-        initial_params: &[f64],
-        initial_buffers: &[f64],
-        optimizer: OptimizerSpec,
-        test: &Split,
-        capacity: Capacity,
-    ) -> Result<Self, GpuError> {
+    /// The engine of one run, from what [`crate::sim::lab::Lab::new`] (or a single-engine
+    /// caller, through the same [`RunSetup::new`]) set up: its layout, initial parameters and
+    /// the data that sizes its workspaces.
+    pub fn new(context: &GpuContext, ops: &Arc<GpuOps>, setup: &RunSetup<'_>) -> Result<Self, GpuError> {
+        let (context, ops) = (context.clone(), Arc::clone(ops));
+        let layout = setup.layout.clone();
+        let (initial_params, initial_buffers) = (&setup.params, &setup.buffers);
+        let optimizer = setup.spec.optimizer;
+        let test = &setup.dataset.test;
+        let capacity = Capacity::for_split(
+            &setup.dataset.train,
+            test,
+            setup.batch_size,
+            setup.micro_batch_examples(),
+        );
         if initial_params.len() != layout.parameter_count || initial_buffers.len() != layout.buffer_count {
             return Err(GpuError::Shape("initial parameters do not fit the layout".into()));
         }
@@ -323,30 +328,6 @@ impl GpuEngine {
             submitter: Submitter::new(),
             last_step_dispatches: 0,
         })
-    }
-
-    /// The engine for one run of a lab config, sized from its data set and regime.
-    pub fn for_run(
-        context: &GpuContext,
-        ops: &Arc<GpuOps>,
-        config: &LabConfig,
-        run: &RunSpec,
-        dataset: &Dataset,
-    ) -> Result<Self, GpuError> {
-        let layout = Layout::new(&run.model, dataset.input_dim, dataset.classes);
-        let (params, buffers) = layout.initialize(config.init_seed);
-        let micro = config.batch_size.div_ceil(run.regime.micro_batches.max(1));
-        let capacity = Capacity::for_split(&dataset.train, &dataset.test, config.batch_size, micro);
-        Self::new(
-            context.clone(),
-            Arc::clone(ops),
-            layout,
-            &params,
-            &buffers,
-            run.optimizer,
-            &dataset.test,
-            capacity,
-        )
     }
 
     /// Bytes of the training activation workspace (one micro-batch).

@@ -1,6 +1,7 @@
 use super::{backward, forward, linear};
 use crate::sim::backend::{StepBatch, TrainingBackend};
 use crate::sim::data::Split;
+use crate::sim::lab::RunSetup;
 use crate::sim::metrics::{compare_gradients, StepRecord};
 use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::{clip_by_global_norm, global_norm, OptimizerSpec, OptimizerState};
@@ -85,6 +86,17 @@ fn ensure_len<T: Real>(buffer: &mut Vec<T>, len: usize) {
 }
 
 impl<T: Real> ReferenceEngine<T> {
+    /// The engine of one run of a lab, as [`crate::sim::lab::Lab::new`] sets it up.
+    pub fn for_run(setup: &RunSetup<'_>) -> Result<Self, SimError> {
+        Self::new(
+            setup.layout.clone(),
+            &setup.params,
+            &setup.buffers,
+            setup.spec.optimizer,
+            &setup.dataset.test,
+        )
+    }
+
     pub fn new(
         layout: Layout,
         initial_params: &[f64],
