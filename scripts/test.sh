@@ -5,6 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/postgres.sh"
 cd "$ROOT"
+# A clean build gains nothing from incremental compilation's bookkeeping (CI always starts clean).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1 postgresql unzip
 ensure_web_toolchain

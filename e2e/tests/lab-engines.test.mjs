@@ -21,7 +21,7 @@ async function singleSteps(page, n) {
   for (let i = 1; i <= n; i++) {
     await page.getByTestId('step').click();
     await page.waitForFunction((k) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= k, i);
-    await page.waitForFunction(() => !document.querySelector('[data-testid=step]').disabled);
+    await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
   }
 }
 

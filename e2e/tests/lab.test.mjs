@@ -120,7 +120,7 @@ test('the legend toggles runs on and off on every chart, kept in the URL', async
   assert.equal(await steps(page), trained, 'switching a run off does not restart training');
   // Kept across a reload; the table still lists every run.
   await page.reload();
-  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.locator('[data-run-toggle="2"]').getAttribute('aria-pressed'), 'false');
   // Another experiment shows all its runs.
   await page.locator('.scenario-menu a[data-scenario=scaling]').click();
@@ -157,7 +157,7 @@ test('sandbox: invalid settings are explained next to the control and cannot sta
   await page.getByLabel('Learning rate').fill('0.2');
   await page.getByLabel('Micro-batches N').fill('4');
   await page.getByTestId('play').waitFor({ state: 'visible' });
-  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await error.textContent(), '');
   // Every setting is in the URL: a reload reproduces the experiment.
   await page.getByLabel('Optimizer').selectOption('adam');
@@ -168,7 +168,7 @@ test('sandbox: invalid settings are explained next to the control and cannot sta
   assert.equal(url.searchParams.get('optimizer'), 'adam');
   assert.equal(url.searchParams.get('hidden'), '32-16');
   await page.reload();
-  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByLabel('Batch size B').inputValue(), '100');
   assert.equal(await page.getByLabel('Optimizer').inputValue(), 'adam');
   assert.equal(await page.getByLabel('Learning rate').inputValue(), '0.2');
@@ -243,7 +243,7 @@ test('keyboard only: Tab reaches every control and Enter trains', async () => {
   await page.focus('#control-optimizer');
   await page.keyboard.press('ArrowDown');
   assert.equal((await address(page)).searchParams.get('optimizer'), 'momentum');
-  await page.waitForFunction(() => !document.querySelector('[data-testid=step]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
   await page.focus('[data-testid=step]');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => Number(document.querySelector('[data-testid=lab]').dataset.steps) === 1);

@@ -14,7 +14,7 @@ test('switching to Spanish changes the visible text and survives a reload', asyn
   assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
   await page.locator('[data-lang=es]').first().click();
   await page.waitForFunction(() => document.documentElement.lang === 'es');
-  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByTestId('play').textContent(), 'Reproducir');
   assert.match(await page.getByTestId('scenario-title').textContent(), /BatchNorm frente a LayerNorm/);
   assert.equal((await address(page)).searchParams.get('lang'), 'es');
@@ -35,7 +35,7 @@ test('switching to Spanish changes the visible text and survives a reload', asyn
   assert.match(lines[1], /^"?BatchNorm, lote completo"?,1,\d\.\d+e-?\d+,/, lines[1]);
   await screenshot(page, 'lab-spanish');
   await page.reload();
-  await page.waitForFunction(() => !document.querySelector('[data-testid=play]').disabled);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByTestId('play').textContent(), 'Reproducir');
   // Links to the other pages keep the language: the quiz comes in Spanish.
   await page.getByRole('link', { name: 'Cuestionario' }).click();

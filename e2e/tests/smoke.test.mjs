@@ -35,7 +35,7 @@ test('the Lab trains on the CPU engine in wasm with the same numbers as native',
   for (let i = 1; i <= 10; i++) {
     await page.getByTestId('step').click();
     await page.waitForFunction((k) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= k, i);
-    await page.waitForFunction(() => !document.querySelector('[data-testid=step]').disabled);
+    await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
   }
   const rows = await page
     .getByTestId('results-table')

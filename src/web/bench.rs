@@ -27,6 +27,8 @@ struct Figure {
     steps: u64,
     steps_per_second: f64,
     ms_per_step: f64,
+    /// Compute dispatches per optimizer step (WebGPU only).
+    dispatches_per_step: Option<usize>,
 }
 
 /// The engine the Lab would train this regime on, by the same rule as its race
@@ -98,6 +100,7 @@ fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, el
         steps: STEPS,
         steps_per_second: 1000.0 * STEPS as f64 / elapsed_ms.max(1e-9),
         ms_per_step: elapsed_ms / STEPS as f64,
+        dispatches_per_step: None,
     }
 }
 
@@ -140,7 +143,9 @@ async fn gpu_figure(
     } else {
         "one bulk readback"
     };
-    Ok(figure(GPU_ENGINE, micro_batches, readback, now_ms() - start))
+    let mut figure = figure(GPU_ENGINE, micro_batches, readback, now_ms() - start);
+    figure.dispatches_per_step = Some(workload.last_step_dispatches());
+    Ok(figure)
 }
 
 async fn run_bench() -> BenchReport {
