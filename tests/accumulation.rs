@@ -480,6 +480,24 @@ fn scheduler_per_micro_batch_runs_the_schedule_n_times_faster(backend: &Backend)
     );
 }
 
+/// What the Lab shows: with loss / N, the accumulated run's training loss is the full batch's to
+/// the last bit at every step (the engines add the items' losses in the same order), not only
+/// within rounding.
+fn scaled_accumulation_shows_the_full_batch_loss_exactly(backend: &Backend) {
+    let config = gradlab::sim::scenario::Scenario::by_id("scaling_adam").unwrap().config;
+    assert_eq!(config.runs[1].regime.micro_batches, 4, "run 1 accumulates");
+    let lab = trained(backend, config, 30);
+    let losses = |run: usize| {
+        lab.runs()[run]
+            .history
+            .iter()
+            .map(|r| r.train_loss.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(losses(0).len(), 30);
+    assert_eq!(losses(1), losses(0), "{}", backend.name);
+}
+
 fn runs_share_initial_parameters_and_data(backend: &Backend) {
     let config = gradlab::sim::lab::LabConfig {
         runs: vec![
@@ -536,4 +554,5 @@ for_every_backend!(
     a_forgotten_zero_grad_shows_as_a_growing_norm_before_clipping,
     scheduler_per_micro_batch_runs_the_schedule_n_times_faster,
     runs_share_initial_parameters_and_data,
+    scaled_accumulation_shows_the_full_batch_loss_exactly,
 );

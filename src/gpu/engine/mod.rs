@@ -533,7 +533,7 @@ impl GpuEngine {
                         &self.train.row_loss,
                         &self.train.row_loss,
                         rows.len(),
-                        ReduceMode::Sum,
+                        ReduceMode::InOrderSum,
                         slot::LOSS_SUM,
                         true,
                     )?;

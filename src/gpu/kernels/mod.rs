@@ -104,13 +104,16 @@ pub enum ReduceMode {
     Comparison = 2,
     /// `sum a, sum b` into `slot, slot + 1` (test loss and correct predictions in one pass).
     PairSums = 3,
+    /// `sum a` into `slot`, element by element in order (the training loss, so that micro-batches
+    /// add in the full batch's sequence).
+    InOrderSum = 4,
 }
 
 impl ReduceMode {
     /// Scalar slots the mode writes.
     pub fn slots(self) -> u32 {
         match self {
-            Self::Sum | Self::SumOfSquares => 1,
+            Self::Sum | Self::SumOfSquares | Self::InOrderSum => 1,
             Self::Comparison => 4,
             Self::PairSums => 2,
         }

@@ -2,7 +2,10 @@
 // 0: sum a into out[slot]; 1: sum a^2 into out[slot];
 // 2: sum a^2, sum a*b, sum b^2, sum (a - b)^2 into out[slot .. slot + 4] (a gradient against its
 //    reference in one pass);
-// 3: sum a, sum b into out[slot], out[slot + 1].
+// 3: sum a, sum b into out[slot], out[slot + 1];
+// 4: sum a into out[slot] by one invocation, a[0], a[1], ... in order (the training loss: with
+//    accumulate = 1 its micro-batches then add in the very sequence of the full batch, so a
+//    correctly scaled accumulation shows the full batch's loss to the last bit).
 // With accumulate = 1 the results are added to the slots instead of replacing them (a loss
 // summed over micro-batches). The sums run in four lanes of one vec4 that are added exactly as
 // four separate scalar reductions would be.
@@ -24,6 +27,16 @@ var<workgroup> partial: array<vec4<f32>, 256>;
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_id) local: vec3<u32>) {
     let t = local.x;
+    if dims.mode == 4u {
+        if t == 0u {
+            var sum = select(0.0, out[dims.slot], dims.accumulate == 1u);
+            for (var i = 0u; i < dims.len; i = i + 1u) {
+                sum = sum + a[i];
+            }
+            out[dims.slot] = sum;
+        }
+        return;
+    }
     var acc = vec4<f32>(0.0);
     for (var i = t; i < dims.len; i = i + 256u) {
         let x = a[i];

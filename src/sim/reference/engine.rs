@@ -151,7 +151,7 @@ impl<T: Real> ReferenceEngine<T> {
         for l in 0..self.layout.hidden.len() {
             self.forward_hidden(l, mode);
         }
-        self.forward_output()
+        self.forward_output(T::ZERO)
     }
 
     /// Hidden layer `l` of the forward pass (the layers below it done).
@@ -239,8 +239,8 @@ impl<T: Real> ReferenceEngine<T> {
     }
 
     /// The output layer and the loss, after every hidden layer: leaves logits and probabilities
-    /// in the workspace and returns the summed cross-entropy.
-    fn forward_output(&mut self) -> T {
+    /// in the workspace and returns `total` plus the cross-entropy of each row, added in order.
+    fn forward_output(&mut self, total: T) -> T {
         let layout = &self.layout;
         let rows = self.ws.labels.len();
         let Workspace {
@@ -266,7 +266,7 @@ impl<T: Real> ReferenceEngine<T> {
             logits,
             linear_scratch,
         );
-        forward::softmax_cross_entropy(&logits[..rows * classes], classes, labels, probs)
+        forward::softmax_cross_entropy_onto(total, &logits[..rows * classes], classes, labels, probs)
     }
 
     /// Backward of `item_weight * sum CE` after a training-mode forward; adds into `target`.
@@ -591,11 +591,17 @@ impl<T: Real> ReferenceEngine<T> {
             return Ok(false);
         }
         if phase == hidden {
-            let loss = self.forward_output();
+            // The step's loss runs on in T from micro-batch to micro-batch (T -> f64 -> T is
+            // exact), so accumulated micro-batches add their items' losses as the full batch does.
+            let total = match pass {
+                Pass::Accumulate { .. } => T::from_f64(cursor.loss_sum),
+                Pass::Reference | Pass::Evaluate => T::ZERO,
+            };
+            let loss = self.forward_output(total);
             match pass {
                 Pass::Reference => {}
                 Pass::Accumulate { .. } => {
-                    cursor.loss_sum += loss.to_f64();
+                    cursor.loss_sum = loss.to_f64();
                     cursor.record.items += self.ws.labels.len();
                 }
                 Pass::Evaluate => {

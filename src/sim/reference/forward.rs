@@ -159,7 +159,18 @@ pub fn batch_norm_eval<T: Real>(
 
 /// Row-wise softmax into `probs`; returns the sum over rows of the cross-entropy `-log p[label]`.
 pub fn softmax_cross_entropy<T: Real>(logits: &[T], classes: usize, labels: &[u32], probs: &mut [T]) -> T {
-    let mut total = T::ZERO;
+    softmax_cross_entropy_onto(T::ZERO, logits, classes, labels, probs)
+}
+
+/// [`softmax_cross_entropy`] whose row losses are added one by one onto `total`: a step's
+/// micro-batches then add their items' losses in the very sequence of the full batch.
+pub fn softmax_cross_entropy_onto<T: Real>(
+    mut total: T,
+    logits: &[T],
+    classes: usize,
+    labels: &[u32],
+    probs: &mut [T],
+) -> T {
     for (i, &label) in labels.iter().enumerate() {
         let row = &logits[i * classes..(i + 1) * classes];
         let max = row.iter().copied().fold(row[0], T::max);
