@@ -80,43 +80,26 @@ impl GpuEngine {
                 )?;
                 dy = &ws.dz;
             }
-            let mut params = LinearBackwardParams {
+            let (x, x_offset) = ws.layer_input(source, l, layer.fan_in);
+            // The first layer's input is the data: no input gradient. Its two unused bindings
+            // get the (read-only) data and the gradient buffer this layer does not read.
+            let (u_below, du_below) = if l == 0 {
+                (source.inputs, between[1])
+            } else {
+                (activation_input(l - 1), between[(l - 1) % 2])
+            };
+            let params = LinearBackwardParams {
                 rows,
                 fan_in: layer.fan_in as u32,
                 fan_out: layer.width as u32,
                 weight_offset: layer.weight as u32,
                 bias_offset: layer.bias as u32,
-                x_offset: 0,
+                x_offset: x_offset as u32,
                 activation_below: activation,
-                input_gradient: 1,
+                input_gradient: u32::from(l > 0),
             };
-            if l == 0 {
-                // The first layer's input is the data: no input gradient. Its two unused
-                // bindings get the (read-only) data and the buffer this layer does not read.
-                params.x_offset = (source.first_row * layer.fan_in) as u32;
-                params.input_gradient = 0;
-                self.ops.linear_backward(
-                    recorder,
-                    params,
-                    source.inputs,
-                    dy,
-                    &self.params,
-                    source.inputs,
-                    target,
-                    between[1],
-                )?;
-            } else {
-                self.ops.linear_backward(
-                    recorder,
-                    params,
-                    &ws.layers[l - 1].a,
-                    dy,
-                    &self.params,
-                    activation_input(l - 1),
-                    target,
-                    between[(l - 1) % 2],
-                )?;
-            }
+            self.ops
+                .linear_backward(recorder, params, x, dy, &self.params, u_below, target, du_below)?;
         }
         Ok(())
     }

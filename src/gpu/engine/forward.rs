@@ -31,11 +31,7 @@ impl GpuEngine {
         let activation = ActivationCode::from(self.layout.spec.activation);
         for (l, layer) in self.layout.hidden.iter().enumerate() {
             let buffers = &ws.layers[l];
-            let (x, x_offset) = if l == 0 {
-                (source.inputs, source.first_row * layer.fan_in)
-            } else {
-                (&ws.layers[l - 1].a, 0)
-            };
+            let (x, x_offset) = ws.layer_input(source, l, layer.fan_in);
             let n = (rows * layer.width) as u32;
             let norm_parameters = layer.norm_scale.zip(layer.norm_shift);
             let params = LinearForwardParams {

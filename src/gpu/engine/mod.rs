@@ -111,6 +111,16 @@ fn stats_len(norm: Norm, rows: usize, width: usize) -> usize {
 }
 
 impl Workspace {
+    /// The input of hidden layer `l` (of `fan_in` values per row) and the offset of its first
+    /// value: the data for the first layer, the activation of the layer below otherwise.
+    fn layer_input<'a>(&'a self, source: Source<'a>, l: usize, fan_in: usize) -> (&'a wgpu::Buffer, usize) {
+        if l == 0 {
+            (source.inputs, source.first_row * fan_in)
+        } else {
+            (&self.layers[l - 1].a, 0)
+        }
+    }
+
     fn new(context: &GpuContext, layout: &Layout, rows: usize, label: &str) -> Self {
         let mut bytes = 0u64;
         let mut make = |name: &str, len: usize| {

@@ -95,8 +95,6 @@ impl From<Activation> for ActivationCode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum ReduceMode {
-    /// `sum a` into `slot`.
-    Sum = 0,
     /// `sum a^2` into `slot`.
     SumOfSquares = 1,
     /// `sum a^2, sum a b, sum b^2, sum (a - b)^2` into `slot .. slot + 4` (a gradient against
@@ -113,7 +111,7 @@ impl ReduceMode {
     /// Scalar slots the mode writes.
     pub fn slots(self) -> u32 {
         match self {
-            Self::Sum | Self::SumOfSquares | Self::InOrderSum => 1,
+            Self::SumOfSquares | Self::InOrderSum => 1,
             Self::Comparison => 4,
             Self::PairSums => 2,
         }

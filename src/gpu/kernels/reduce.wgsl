@@ -1,5 +1,5 @@
 // One workgroup reduces vectors into scalar slots, `mode` as `ReduceMode`:
-// 0: sum a into out[slot]; 1: sum a^2 into out[slot];
+// 1: sum a^2 into out[slot];
 // 2: sum a^2, sum a*b, sum b^2, sum (a - b)^2 into out[slot .. slot + 4] (a gradient against its
 //    reference in one pass);
 // 3: sum a, sum b into out[slot], out[slot + 1];
@@ -41,7 +41,6 @@ fn main(@builtin(local_invocation_id) local: vec3<u32>) {
     for (var i = t; i < dims.len; i = i + 256u) {
         let x = a[i];
         switch dims.mode {
-            case 0u: { acc.x = acc.x + x; }
             case 1u: { acc.x = acc.x + x * x; }
             case 2u: {
                 let y = b[i];
