@@ -6,6 +6,7 @@
 
 pub mod chart_text;
 pub mod controls;
+pub mod cpu_worker;
 pub mod engine_choice;
 pub mod session;
 pub mod texts;

@@ -253,6 +253,20 @@ impl<T: Real> Lab<ReferenceEngine<T>> {
     }
 }
 
+/// The records a lab's runs took since the last update, handed to a mirror of the lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabUpdate {
+    pub steps_taken: u64,
+    pub runs: Vec<RunUpdate>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunUpdate {
+    pub records: Vec<StepRecord>,
+    pub diverged_at: Option<u64>,
+    pub last_micro_batch_items: Vec<usize>,
+}
+
 /// What an engine for one run is built from. [`Lab::new`] makes one per run and hands it to
 /// the engine's constructor; anything that builds a single engine (benchmarks, tests) makes it
 /// with the same [`RunSetup::new`], so that every engine starts from the same layout, weights
@@ -335,6 +349,42 @@ impl<B> Lab<B> {
             metric_ops: MetricOps::ALL,
             last_examples: Vec::new(),
         })
+    }
+
+    /// What the runs recorded since `update.sent` records per run were handed over, for a
+    /// mirror of this lab elsewhere (the page's copy of a lab that trains in a Web Worker);
+    /// `sent` is advanced to what is handed over now.
+    pub fn update_since(&self, sent: &mut Vec<usize>) -> LabUpdate {
+        sent.resize(self.runs.len(), 0);
+        let runs = self
+            .runs
+            .iter()
+            .zip(sent.iter_mut())
+            .map(|(run, sent)| {
+                let start = (*sent).min(run.history.len());
+                *sent = run.history.len();
+                RunUpdate {
+                    records: run.history[start..].to_vec(),
+                    diverged_at: run.diverged_at,
+                    last_micro_batch_items: run.last_micro_batch_items.clone(),
+                }
+            })
+            .collect();
+        LabUpdate {
+            steps_taken: self.step,
+            runs,
+        }
+    }
+
+    /// Applies what another lab of the same config recorded (see [`Lab::update_since`]): its
+    /// records, divergence and step count, as if this lab had taken the steps itself.
+    pub fn apply_update(&mut self, update: LabUpdate) {
+        self.step = self.step.max(update.steps_taken);
+        for (run, update) in self.runs.iter_mut().zip(update.runs) {
+            run.history.extend(update.records);
+            run.diverged_at = update.diverged_at;
+            run.last_micro_batch_items = update.last_micro_batch_items;
+        }
     }
 
     /// Which metric passes each step includes (benchmarks turn them off).
@@ -635,6 +685,44 @@ mod tests {
                 assert_eq!(a.backend.buffers().expect("read"), b.backend.buffers().expect("read"));
             }
         }
+    }
+
+    /// A mirror fed with updates holds what the lab that trains holds: records (a diverging
+    /// run included, the parameter distances set after each step), divergence and step count.
+    #[test]
+    fn a_mirror_fed_with_updates_holds_the_training_labs_histories() {
+        let mut config = Scenario::by_id("scaling").expect("scaling").config;
+        config.runs[2].schedule = ScheduleSpec::Constant { learning_rate: 100.0 };
+        let mut training = CpuLab::<f32>::cpu(config.clone()).expect("valid");
+        let mut mirror = Lab::new(config, |_| Ok::<(), SimError>(())).expect("valid");
+        let mut sent = Vec::new();
+        for steps in [1, 3, 0, 2] {
+            training.run(steps, |_| {}).expect("train");
+            let update = training.update_since(&mut sent);
+            // As it crosses to the page (a diverged run's NaN kept: JSON would turn it into null).
+            let bytes = postcard::to_allocvec(&update).expect("serialize");
+            mirror.apply_update(postcard::from_bytes(&bytes).expect("deserialize"));
+        }
+        assert_eq!(mirror.steps_taken(), 6);
+        assert!(
+            training.runs()[2].diverged_at.is_some(),
+            "the test needs a run that diverges"
+        );
+        for (a, b) in training.runs().iter().zip(mirror.runs()) {
+            assert_eq!(a.history, b.history, "{}", a.spec.label);
+            assert_eq!(a.diverged_at, b.diverged_at);
+            assert_eq!(a.last_micro_batch_items, b.last_micro_batch_items);
+        }
+        assert!(training.runs()[1].history.iter().all(|r| r.param_distance.is_some()));
+        assert_eq!(
+            training
+                .update_since(&mut sent)
+                .runs
+                .iter()
+                .map(|r| r.records.len())
+                .sum::<usize>(),
+            0
+        );
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! What is measured per optimizer step, and the activation-memory model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::{Layout, Norm};
 use super::real::Real;
 
 /// Metrics of one run at one optimizer step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepRecord {
     /// 0-based optimizer step.
     pub step: u64,

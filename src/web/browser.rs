@@ -322,7 +322,7 @@ pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
 }
 
 /// Resolves after `ms` milliseconds (a timeout; never blocks).
-async fn sleep_ms(ms: i32) {
+pub async fn sleep_ms(ms: i32) {
     wait_for(|w, resolve| {
         let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(resolve, ms);
     })

@@ -10,6 +10,7 @@ mod lab;
 mod quiz;
 mod scorm;
 mod verify;
+mod worker;
 
 use leptos::prelude::*;
 
@@ -197,5 +198,9 @@ pub mod components {
 /// Mounts the app on `<body>`.
 pub fn start() {
     console_error_panic_hook::set_once();
+    // The same wasm serves the Lab's CPU worker: there, no page is mounted.
+    if worker::serve_if_worker() {
+        return;
+    }
     mount_to_body(App);
 }

@@ -8,12 +8,14 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
+use std::rc::Rc;
 use std::task::Poll;
 
 use futures_channel::mpsc::{TryRecvError, UnboundedReceiver};
 use leptos::prelude::*;
 
 use super::super::browser;
+use super::super::worker::CpuWorker;
 use super::trainer::{TrainError, Trainer};
 use crate::gpu::context::GpuContext;
 use crate::i18n::Msg;
@@ -61,6 +63,8 @@ pub struct LabSignals {
     /// Whether the engine works on steps begun while playing (they finish after a Pause).
     pub working: RwSignal<bool>,
     pub steps_per_frame: RwSignal<u32>,
+    /// Whether the CPU engine trains in a Web Worker (not on the page's thread).
+    pub cpu_in_worker: RwSignal<bool>,
 }
 
 fn text(reason: impl ToString) -> Msg {
@@ -136,19 +140,64 @@ async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Resul
     Ok(())
 }
 
-/// After a GPU failure: the same experiment on the CPU, replayed to the step the GPU reached.
+/// Where the CPU engine trains: a Web Worker, started on first use and kept for the next
+/// experiments, or the page's thread when no worker starts (or one failed).
+#[derive(Default)]
+struct CpuWorkers {
+    worker: Option<Rc<CpuWorker>>,
+    unavailable: bool,
+}
+
+impl CpuWorkers {
+    /// The CPU engine for `config`, in the worker when there is one.
+    async fn trainer(&mut self, config: &LabConfig) -> Result<Trainer, TrainError> {
+        if self.worker.as_ref().is_some_and(|w| w.is_busy()) {
+            // Its answer to cancelled work is still due: a fresh worker is quicker than waiting.
+            if let Some(worker) = self.worker.take() {
+                worker.terminate();
+            }
+        }
+        if self.worker.is_none() && !self.unavailable {
+            match CpuWorker::spawn().await {
+                Ok(worker) => self.worker = Some(Rc::new(worker)),
+                Err(e) => self.give_up(&e),
+            }
+        }
+        if let Some(worker) = &self.worker {
+            match Trainer::build_in_worker(config, Rc::clone(worker)).await {
+                Err(TrainError::Worker(e)) => self.give_up(&e),
+                built => return built,
+            }
+        }
+        Trainer::build(config, None)
+    }
+
+    /// From now on the CPU engine trains on the page's thread.
+    fn give_up(&mut self, reason: &str) {
+        web_sys::console::warn_1(&format!("the CPU engine trains on the page's thread: {reason}").into());
+        if let Some(worker) = self.worker.take() {
+            worker.terminate();
+        }
+        self.unavailable = true;
+    }
+}
+
+/// After a GPU (or worker) failure: the same experiment on the CPU, replayed to the step the
+/// failed engine reached.
 async fn fall_back(
     config: &LabConfig,
     labels: &[String],
     steps: u64,
     signals: LabSignals,
+    workers: &mut CpuWorkers,
 ) -> Result<Trainer, TrainError> {
-    let mut trainer = Trainer::build(config, None)?;
+    let mut trainer = workers.trainer(config).await?;
     while trainer.steps_taken() < steps {
         let chunk = (steps - trainer.steps_taken()).min(5);
         trainer.advance(chunk, &|| true).await?;
     }
     signals.view.set(trainer.view(labels.to_vec()));
+    signals.cpu_in_worker.set(trainer.in_worker());
     Ok(trainer)
 }
 
@@ -159,10 +208,11 @@ async fn race_cpu(
     config: &LabConfig,
     steps: u64,
     gpu_ms_per_step: f64,
+    workers: &mut CpuWorkers,
 ) -> Result<(Verdict, Option<Trainer>), TrainError> {
     let started = browser::now_ms();
     let deadline = GpuTrial::cpu_deadline_ms(gpu_ms_per_step, steps);
-    let mut cpu = Trainer::build(config, None)?;
+    let mut cpu = workers.trainer(config).await?;
     while cpu.steps_taken() < steps {
         cpu.advance(1, &|| true).await?;
         let elapsed = browser::now_ms() - started;
@@ -239,6 +289,9 @@ async fn handling_commands<T>(
                     if let Some((config, labels)) = playback.apply(command, signals) {
                         return Poll::Ready(Err(Interrupted::Reset(config, labels)));
                     }
+                    // The work reads what the command changed (a Pause tells the CPU worker
+                    // to stop after its step) when it is polled again.
+                    cx.waker().wake_by_ref();
                 }
             }
         }
@@ -263,6 +316,7 @@ pub async fn run(
     let mut budget = FrameBudget::default();
     // A Reset that arrived while the engine worked, started before anything else.
     let mut reset: Option<(LabConfig, Vec<String>)> = None;
+    let mut workers = CpuWorkers::default();
     loop {
         if let Some((config, labels)) = reset.take() {
             playback.stop();
@@ -271,9 +325,14 @@ pub async fn run(
                 drop(context.take_errors());
             }
             budget = FrameBudget::default();
-            match Trainer::build(&config, context.as_ref()) {
+            let built = match &context {
+                Some(context) => Trainer::build(&config, Some(context)),
+                None => workers.trainer(&config).await,
+            };
+            match built {
                 Ok(mut built) => {
                     signals.view.set(built.view(labels.clone()));
+                    signals.cpu_in_worker.set(built.in_worker());
                     signals.boundaries.set(Vec::new());
                     signals.transport.set(Transport::Idle);
                     current = Some((config, labels));
@@ -367,6 +426,22 @@ pub async fn run(
                 continue;
             }
             Err(Interrupted::Closed) => return,
+            Ok(Err(TrainError::Worker(error))) => {
+                // The worker is gone or confused: the page's thread takes over from the same step.
+                workers.give_up(&error);
+                match fall_back(config, labels, before, signals, &mut workers).await {
+                    Ok(cpu) => {
+                        trainer = Some(cpu);
+                        continue;
+                    }
+                    Err(e) => {
+                        playback.stop();
+                        trainer = None;
+                        signals.transport.set(Transport::Failed(text(e)));
+                        continue;
+                    }
+                }
+            }
             Ok(Err(TrainError::Gpu(error))) => {
                 context = None;
                 let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
@@ -374,7 +449,7 @@ pub async fn run(
                 signals
                     .engine_notice
                     .set(Some(Msg::new("engine-lost-notice").arg("reason", error.to_string())));
-                match fall_back(config, labels, before, signals).await {
+                match fall_back(config, labels, before, signals, &mut workers).await {
                     Ok(cpu) => {
                         trainer = Some(cpu);
                         continue;
@@ -400,7 +475,7 @@ pub async fn run(
         if let Some(gpu_ms_per_step) = trial.as_ref().and_then(GpuTrial::measured).filter(|_| engine.is_gpu()) {
             let steps = engine.steps_taken();
             match handling_commands(
-                race_cpu(config, steps, gpu_ms_per_step),
+                race_cpu(config, steps, gpu_ms_per_step, &mut workers),
                 &mut commands,
                 &playback,
                 signals,
@@ -416,6 +491,7 @@ pub async fn run(
                             signals.engine.set(EngineBadge::CpuFaster(verdict.message()));
                             // One engine's histories throughout, as after a GPU failure.
                             signals.view.set(cpu.view(labels.clone()));
+                            signals.cpu_in_worker.set(cpu.in_worker());
                             trainer = Some(cpu);
                             signals.working.set(false);
                             continue;

@@ -82,7 +82,7 @@ fn run_swatch(style: usize) -> impl IntoView {
 }
 
 #[component]
-fn EngineBadgeView(engine: RwSignal<EngineBadge>) -> impl IntoView {
+fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>) -> impl IntoView {
     let text = move || {
         engine.with(|e| match e {
             EngineBadge::Preparing => tr("status-preparing"),
@@ -99,8 +99,10 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>) -> impl IntoView {
             EngineBadge::Cpu(_) | EngineBadge::CpuFaster(_) => "cpu",
         })
     };
+    // Where the CPU engine trains, for tests and the curious: "worker" or "page".
+    let thread = move || if cpu_in_worker.get() { "worker" } else { "page" };
     view! {
-        <p class="engine-badge" data-testid="engine-badge" data-engine=kind>
+        <p class="engine-badge" data-testid="engine-badge" data-engine=kind data-cpu-thread=thread>
             <span class="badge-label">{tr("engine-label")}": "</span>{text}
         </p>
     }
@@ -235,6 +237,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         first_step_ms: RwSignal::new(None),
         working: RwSignal::new(false),
         steps_per_frame: RwSignal::new(options.controls.steps_per_frame),
+        cpu_in_worker: RwSignal::new(false),
     };
     let (resized, set_resized) = signal(0u32);
     let _ = window_event_listener(leptos::ev::resize, move |_| set_resized.update(|n| *n += 1));
@@ -484,7 +487,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     {move || msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))}
                 </p>
             </header>
-            <EngineBadgeView engine=signals.engine />
+            <EngineBadgeView engine=signals.engine cpu_in_worker=signals.cpu_in_worker />
             <p class="notice" role="status" data-testid="engine-notice"
                 hidden=move || signals.engine_notice.with(Option::is_none)>
                 {move || signals.engine_notice.get().map(|m| msg(&m))}

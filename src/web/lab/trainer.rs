@@ -1,17 +1,22 @@
 //! The engine behind the Lab page: the GPU lab when WebGPU works, the CPU reference (f32, the
-//! GPU's precision) otherwise. Everything here is async and yields to the browser; nothing blocks:
-//! the CPU engine gives the page its thread back at least every few milliseconds, even inside an
-//! optimizer step (it runs a step one layer of one pass at a time).
+//! GPU's precision) otherwise, in a Web Worker (the page keeps a mirror of its lab that the
+//! worker's updates fill in) or, where no worker starts, on the page's thread. Everything here
+//! is async; nothing blocks: on the page's thread the CPU engine gives the thread back at least
+//! every few milliseconds, even inside an optimizer step (it runs a step a layer at a time).
+
+use std::rc::Rc;
 
 use crate::gpu::context::GpuContext;
 use crate::gpu::lab::GpuLab;
 use crate::gpu::GpuError;
+use crate::lab_state::cpu_worker::{FromWorker, ToWorker, RUNNING_MEANS_SHOWN};
 use crate::lab_state::session::LabView;
 use crate::sim::backend::TrainingBackend;
 use crate::sim::lab::{CpuLab, Lab, LabConfig, SlicedStep};
 use crate::sim::SimError;
 
 use super::super::browser;
+use super::super::worker::CpuWorker;
 
 /// CPU work runs in slices of about this many milliseconds between yields to the browser.
 const CPU_SLICE_MS: f64 = 12.0;
@@ -23,6 +28,8 @@ pub enum Trainer {
     /// The CPU lab and the step it is in the middle of, if any (a step whose work was
     /// cancelled is resumed by the next `advance`).
     Cpu(CpuLab<f32>, Option<SlicedStep>),
+    /// The CPU lab in a Web Worker, and the page's mirror of it (histories only, no engine).
+    Worker(Rc<CpuWorker>, Lab<()>),
 }
 
 /// Why a step failed: the GPU (the page falls back to the CPU) or the experiment itself.
@@ -30,6 +37,8 @@ pub enum Trainer {
 pub enum TrainError {
     Gpu(GpuError),
     Sim(SimError),
+    /// The CPU worker failed or answered what it should not have.
+    Worker(String),
 }
 
 impl std::fmt::Display for TrainError {
@@ -37,6 +46,7 @@ impl std::fmt::Display for TrainError {
         match self {
             TrainError::Gpu(e) => write!(f, "{e}"),
             TrainError::Sim(e) => write!(f, "{e}"),
+            TrainError::Worker(e) => write!(f, "{e}"),
         }
     }
 }
@@ -56,9 +66,24 @@ impl Trainer {
             .map_err(TrainError::Sim)
     }
 
+    /// The CPU lab in `worker`; the config is checked (and its data generated for the mirror)
+    /// on the page first, so a bad experiment gets the same message as on the page's thread.
+    pub async fn build_in_worker(config: &LabConfig, worker: Rc<CpuWorker>) -> Result<Self, TrainError> {
+        let mirror = Lab::new(config.clone(), |_| Ok::<(), SimError>(())).map_err(TrainError::Sim)?;
+        let config_json = serde_json::to_string(config).map_err(|e| TrainError::Worker(e.to_string()))?;
+        match ask(&worker, &ToWorker::Build { config_json }, &|| true).await? {
+            FromWorker::Built => Ok(Trainer::Worker(worker, mirror)),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// Whether the CPU engine is in the middle of a step (its work was cancelled).
     pub fn step_in_progress(&self) -> bool {
         matches!(self, Trainer::Cpu(_, Some(_)))
+    }
+
+    pub fn in_worker(&self) -> bool {
+        matches!(self, Trainer::Worker(..))
     }
 
     pub fn is_gpu(&self) -> bool {
@@ -69,6 +94,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => g.lab().steps_taken(),
             Trainer::Cpu(c, _) => c.steps_taken(),
+            Trainer::Worker(_, m) => m.steps_taken(),
         }
     }
 
@@ -76,6 +102,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => LabView::new(g.lab(), labels, g.activation_bytes(), true),
             Trainer::Cpu(c, _) => LabView::new(c, labels, Vec::new(), false),
+            Trainer::Worker(_, m) => LabView::new(m, labels, Vec::new(), false),
         }
     }
 
@@ -83,6 +110,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => view.sync(g.lab()),
             Trainer::Cpu(c, _) => view.sync(c),
+            Trainer::Worker(_, m) => view.sync(m),
         }
     }
 
@@ -99,6 +127,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => points(g.lab()),
             Trainer::Cpu(c, _) => points(c),
+            Trainer::Worker(_, m) => points(m),
         }
     }
 
@@ -106,6 +135,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => g.lab().dataset().classes,
             Trainer::Cpu(c, _) => c.dataset().classes,
+            Trainer::Worker(_, m) => m.dataset().classes,
         }
     }
 
@@ -139,6 +169,13 @@ impl Trainer {
                 }
                 Ok(taken)
             }
+            Trainer::Worker(worker, mirror) => match ask(worker, &ToWorker::Advance { steps }, keep_going).await? {
+                FromWorker::Advanced { taken, update } => {
+                    mirror.apply_update(update);
+                    Ok(taken)
+                }
+                other => Err(unexpected(other)),
+            },
         }
     }
 
@@ -147,6 +184,7 @@ impl Trainer {
         match self {
             Trainer::Gpu(g) => g.lab().all_diverged(),
             Trainer::Cpu(c, _) => c.all_diverged(),
+            Trainer::Worker(_, m) => m.all_diverged(),
         }
     }
 
@@ -183,6 +221,20 @@ impl Trainer {
                     out.push(Some(probabilities));
                 }
             }
+            Trainer::Worker(worker, _) => {
+                match ask(
+                    worker,
+                    &ToWorker::Predict {
+                        points: points.to_vec(),
+                    },
+                    &|| true,
+                )
+                .await?
+                {
+                    FromWorker::Predicted { probabilities } => out = probabilities,
+                    other => return Err(unexpected(other)),
+                }
+            }
         }
         Ok(out)
     }
@@ -191,6 +243,12 @@ impl Trainer {
     pub async fn running_means(&self) -> Result<Vec<Option<Vec<f64>>>, TrainError> {
         let mut out = Vec::new();
         match self {
+            Trainer::Worker(worker, _) => {
+                return match ask(worker, &ToWorker::RunningMeans, &|| true).await? {
+                    FromWorker::RunningMeans { means } => Ok(means),
+                    other => Err(unexpected(other)),
+                };
+            }
             Trainer::Gpu(g) => {
                 for (i, run) in g.lab().runs().iter().enumerate() {
                     out.push(if run.layout.buffer_count > 0 {
@@ -212,7 +270,19 @@ impl Trainer {
         }
         Ok(out
             .into_iter()
-            .map(|b| b.map(|values| values.into_iter().take(3).collect()))
+            .map(|b| b.map(|values| values.into_iter().take(RUNNING_MEANS_SHOWN).collect()))
             .collect())
     }
+}
+
+/// One request to the worker; a `Failed` answer is the worker's error.
+async fn ask(worker: &CpuWorker, request: &ToWorker, keep_going: &dyn Fn() -> bool) -> Result<FromWorker, TrainError> {
+    match worker.request(request, keep_going).await.map_err(TrainError::Worker)? {
+        FromWorker::Failed { message } => Err(TrainError::Worker(message)),
+        answer => Ok(answer),
+    }
+}
+
+fn unexpected(answer: FromWorker) -> TrainError {
+    TrainError::Worker(format!("the CPU worker answered out of turn: {answer:?}"))
 }

@@ -1,0 +1,271 @@
+//! The CPU engine in a Web Worker, as plain data: the messages between the Lab page and the
+//! worker, and what the worker does with each ([`WorkerLab`]). The page keeps a mirror of the
+//! lab (a `Lab<()>` of the same config) that the worker's [`LabUpdate`]s keep up to date, so
+//! that the views, charts and tables read it exactly as they read a lab that trains on the page.
+//! The browser side (spawning, posting, yielding) is `web/worker.rs`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sim::backend::TrainingBackend;
+use crate::sim::lab::{CpuLab, LabConfig, LabUpdate};
+use crate::sim::SimError;
+
+/// What the page asks of the worker. One request is in flight at a time, except [`ToWorker::Stop`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// A new experiment. The config travels as its JSON document: its internally tagged enums
+    /// need a self-describing format, and a valid config's numbers are all finite.
+    Build { config_json: String },
+    /// Up to `steps` optimizer steps of every run; fewer when a [`ToWorker::Stop`] arrives.
+    Advance { steps: u64 },
+    /// Pause: the worker finishes the step in progress and starts no other for this request.
+    Stop,
+    /// Class probabilities of every run at these (x, y) points.
+    Predict { points: Vec<f64> },
+    /// The first running means of each BatchNorm run.
+    RunningMeans,
+}
+
+/// What the worker answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FromWorker {
+    /// The worker listens (sent once, when it has started).
+    Ready,
+    Built,
+    Advanced {
+        taken: u64,
+        update: LabUpdate,
+    },
+    /// Per run; `None` for a run that has diverged.
+    Predicted {
+        probabilities: Vec<Option<Vec<f64>>>,
+    },
+    RunningMeans {
+        means: Vec<Option<Vec<f64>>>,
+    },
+    /// The request failed with this message (an experiment the engine cannot run, a message
+    /// it cannot read); the page shows it.
+    Failed {
+        message: String,
+    },
+}
+
+/// A message that could not be read (a different build on the other side, a truncated buffer).
+#[derive(Debug, thiserror::Error)]
+#[error("unreadable message between the page and the CPU worker: {0}")]
+pub struct ProtocolError(#[from] postcard::Error);
+
+macro_rules! codec {
+    ($message:ty) => {
+        impl $message {
+            pub fn encode(&self) -> Result<Vec<u8>, ProtocolError> {
+                Ok(postcard::to_allocvec(self)?)
+            }
+            pub fn decode(bytes: &[u8]) -> Result<Self, ProtocolError> {
+                Ok(postcard::from_bytes(bytes)?)
+            }
+        }
+    };
+}
+codec!(ToWorker);
+codec!(FromWorker);
+
+/// How many running means of each BatchNorm run the page shows.
+pub const RUNNING_MEANS_SHOWN: usize = 3;
+
+/// The worker's side: the lab that trains (the CPU reference at f32, the GPU's precision, as
+/// on the page) and how much of its history the page has been sent.
+#[derive(Debug, Default)]
+pub struct WorkerLab {
+    lab: Option<CpuLab<f32>>,
+    sent: Vec<usize>,
+}
+
+impl WorkerLab {
+    /// Answers every request except `Advance`, whose steps the caller takes one at a time with
+    /// [`WorkerLab::step`] (between steps it listens for `Stop`) before [`WorkerLab::advanced`].
+    pub fn handle(&mut self, request: ToWorker) -> FromWorker {
+        let answer = match request {
+            ToWorker::Build { config_json } => self.build(&config_json),
+            ToWorker::Predict { points } => self.predict(&points),
+            ToWorker::RunningMeans => self.running_means(),
+            ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
+        };
+        answer.unwrap_or_else(|message| FromWorker::Failed { message })
+    }
+
+    fn build(&mut self, config_json: &str) -> Result<FromWorker, String> {
+        self.lab = None;
+        let config: LabConfig = serde_json::from_str(config_json).map_err(|e| e.to_string())?;
+        self.lab = Some(CpuLab::cpu(config).map_err(|e| e.to_string())?);
+        self.sent.clear();
+        Ok(FromWorker::Built)
+    }
+
+    fn lab(&mut self) -> Result<&mut CpuLab<f32>, String> {
+        self.lab
+            .as_mut()
+            .ok_or_else(|| "no experiment has been built".to_string())
+    }
+
+    /// One optimizer step of every run; `Ok(false)` when there is nothing left to train.
+    pub fn step(&mut self) -> Result<bool, String> {
+        let lab = self.lab()?;
+        if lab.all_diverged() {
+            return Ok(false);
+        }
+        lab.step().map_err(|e: SimError| e.to_string())?;
+        Ok(true)
+    }
+
+    /// The answer to an `Advance` after `taken` steps: what the runs recorded since the last one.
+    pub fn advanced(&mut self, taken: u64) -> FromWorker {
+        match &self.lab {
+            Some(lab) => FromWorker::Advanced {
+                taken,
+                update: lab.update_since(&mut self.sent),
+            },
+            None => FromWorker::Failed {
+                message: "no experiment has been built".to_string(),
+            },
+        }
+    }
+
+    fn predict(&mut self, points: &[f64]) -> Result<FromWorker, String> {
+        let lab = self.lab()?;
+        let probabilities = lab
+            .runs_mut()
+            .iter_mut()
+            .map(|run| match run.diverged_at {
+                Some(_) => Ok(None),
+                None => run.backend.predict(points).map(Some),
+            })
+            .collect::<Result<_, SimError>>()
+            .map_err(|e| e.to_string())?;
+        Ok(FromWorker::Predicted { probabilities })
+    }
+
+    fn running_means(&mut self) -> Result<FromWorker, String> {
+        let lab = self.lab()?;
+        let means = lab
+            .runs()
+            .iter()
+            .map(|run| {
+                if run.layout.buffer_count == 0 {
+                    return Ok(None);
+                }
+                let buffers = run.backend.buffers()?;
+                Ok(Some(buffers.into_iter().take(RUNNING_MEANS_SHOWN).collect()))
+            })
+            .collect::<Result<_, SimError>>()
+            .map_err(|e| e.to_string())?;
+        Ok(FromWorker::RunningMeans { means })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::lab::Lab;
+    use crate::sim::scenario::Scenario;
+
+    /// Every message as it crosses: encoded, decoded, handled, answered, encoded, decoded.
+    fn ask(worker: &mut WorkerLab, request: ToWorker) -> FromWorker {
+        let request = ToWorker::decode(&request.encode().expect("encode")).expect("decode");
+        let answer = match request {
+            ToWorker::Advance { steps } => {
+                let mut taken = 0;
+                loop {
+                    if taken == steps {
+                        break worker.advanced(taken);
+                    }
+                    match worker.step() {
+                        Ok(true) => taken += 1,
+                        Ok(false) => break worker.advanced(taken),
+                        Err(message) => break FromWorker::Failed { message },
+                    }
+                }
+            }
+            other => worker.handle(other),
+        };
+        FromWorker::decode(&answer.encode().expect("encode")).expect("decode")
+    }
+
+    /// The page's mirror, fed by the worker's answers, shows what a lab trained on the page
+    /// shows, record for record; boundaries and running means are the same numbers too.
+    #[test]
+    fn the_pages_mirror_matches_a_lab_trained_on_the_page() {
+        let config = Scenario::by_id("norms").expect("norms").config;
+        let mut worker = WorkerLab::default();
+        let built = ask(
+            &mut worker,
+            ToWorker::Build {
+                config_json: serde_json::to_string(&config).expect("json"),
+            },
+        );
+        assert_eq!(built, FromWorker::Built);
+        let mut mirror = Lab::new(config.clone(), |_| Ok::<(), SimError>(())).expect("valid");
+        let mut on_page = CpuLab::<f32>::cpu(config).expect("valid");
+        for steps in [1, 4] {
+            match ask(&mut worker, ToWorker::Advance { steps }) {
+                FromWorker::Advanced { taken, update } => {
+                    assert_eq!(taken, steps);
+                    mirror.apply_update(update);
+                }
+                other => panic!("{other:?}"),
+            }
+            on_page.run(steps, |_| {}).expect("train");
+        }
+        assert_eq!(mirror.steps_taken(), 5);
+        for (a, b) in on_page.runs().iter().zip(mirror.runs()) {
+            assert_eq!(a.history, b.history, "{}", a.spec.label);
+        }
+        let points = vec![0.1, -0.2, 0.5, 0.5];
+        let expected: Vec<_> = on_page
+            .runs_mut()
+            .iter_mut()
+            .map(|run| Some(run.backend.predict(&points).expect("predict")))
+            .collect();
+        assert_eq!(
+            ask(&mut worker, ToWorker::Predict { points }),
+            FromWorker::Predicted {
+                probabilities: expected
+            }
+        );
+        let FromWorker::RunningMeans { means } = ask(&mut worker, ToWorker::RunningMeans) else {
+            panic!("running means");
+        };
+        assert!(means.iter().any(Option::is_some), "norms has a BatchNorm run");
+        for (run, means) in on_page.runs().iter().zip(means) {
+            let expected = (run.layout.buffer_count > 0).then(|| {
+                run.backend
+                    .buffers()
+                    .expect("read")
+                    .into_iter()
+                    .take(RUNNING_MEANS_SHOWN)
+                    .collect()
+            });
+            assert_eq!(means, expected);
+        }
+    }
+
+    #[test]
+    fn bad_requests_get_a_message_not_a_panic() {
+        let mut worker = WorkerLab::default();
+        let FromWorker::Failed { message } = ask(&mut worker, ToWorker::Advance { steps: 1 }) else {
+            panic!("advance before build");
+        };
+        assert!(message.contains("no experiment"), "{message}");
+        for config_json in ["{", r#"{"batch_size": 0}"#] {
+            let answer = ask(
+                &mut worker,
+                ToWorker::Build {
+                    config_json: config_json.into(),
+                },
+            );
+            assert!(matches!(answer, FromWorker::Failed { .. }), "{config_json}: {answer:?}");
+        }
+        assert!(ToWorker::decode(&[250, 1, 2]).is_err());
+        assert!(FromWorker::decode(&[]).is_err());
+    }
+}

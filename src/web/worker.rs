@@ -1,0 +1,294 @@
+//! The CPU engine's Web Worker, both sides of it: [`CpuWorker`] is the page's handle (it starts
+//! `cpu-worker.js` with the app's own wasm module and exchanges `lab_state::cpu_worker`
+//! messages with it), and [`serve_if_worker`] is what the same wasm does when it starts inside
+//! that worker. The worker trains the CPU reference engine while the page's thread only draws:
+//! the page stays responsive and Pause shows within a frame. The messages are postcard bytes.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use futures_channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::browser;
+use crate::lab_state::cpu_worker::{FromWorker, ToWorker, WorkerLab};
+
+/// How long a starting worker may take to say it listens before the page trains on its own
+/// thread instead (loading is from the browser's cache: a fraction of a second).
+const START_TIMEOUT_MS: i32 = 15_000;
+
+fn text(value: &JsValue) -> String {
+    value
+        .as_string()
+        .or_else(|| value.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| format!("{value:?}"))
+}
+
+fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
+    value.dyn_ref::<js_sys::Uint8Array>().map(js_sys::Uint8Array::to_vec)
+}
+
+/// The URL of the app's wasm-bindgen module, as Trunk's page preloads it.
+fn app_script_url() -> Option<String> {
+    let document = web_sys::window()?.document()?;
+    let link = document.query_selector("link[rel=modulepreload][href$='.js']").ok()??;
+    let href = js_sys::Reflect::get(&link, &"href".into()).ok()?;
+    href.as_string().filter(|href| !href.is_empty())
+}
+
+/// The page's handle on a worker that trains the CPU engine.
+pub struct CpuWorker {
+    worker: web_sys::Worker,
+    replies: RefCell<UnboundedReceiver<Result<FromWorker, String>>>,
+    /// A request was sent whose answer has not been read (its wait was cancelled): the next
+    /// answer would be that one, so this worker is not used again.
+    busy: Cell<bool>,
+    _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl std::fmt::Debug for CpuWorker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuWorker").field("busy", &self.busy.get()).finish()
+    }
+}
+
+impl Drop for CpuWorker {
+    fn drop(&mut self) {
+        self.worker.terminate();
+    }
+}
+
+impl CpuWorker {
+    /// Starts a worker on the app's own module; resolves once it listens, or with why not (the
+    /// Lab then trains on the page's thread, as it did before workers).
+    pub async fn spawn() -> Result<Self, String> {
+        let script = app_script_url().ok_or("the page does not name the app's script")?;
+        let options = web_sys::WorkerOptions::new();
+        options.set_type(web_sys::WorkerType::Module);
+        let worker = web_sys::Worker::new_with_options("cpu-worker.js", &options).map_err(|e| text(&e))?;
+        let (sender, receiver) = unbounded();
+        let on_message = {
+            let sender = sender.clone();
+            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+                let data = event.data();
+                let reply = match bytes_of(&data) {
+                    Some(bytes) => FromWorker::decode(&bytes).map_err(|e| e.to_string()),
+                    // cpu-worker.js could not start the module: `{ failed: reason }`.
+                    None => Err(js_sys::Reflect::get(&data, &"failed".into())
+                        .map(|reason| text(&reason))
+                        .unwrap_or_else(|e| text(&e))),
+                };
+                let _ = sender.unbounded_send(reply);
+            })
+        };
+        // An ErrorEvent when the worker's code throws, a plain Event when its script did not load.
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+            event.prevent_default();
+            let reason = js_sys::Reflect::get(&event, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+                .unwrap_or_else(|| "its script did not load".to_string());
+            let _ = sender.unbounded_send(Err(format!("the CPU worker failed: {reason}")));
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        let start = js_sys::Object::new();
+        js_sys::Reflect::set(&start, &"script".into(), &script.into()).map_err(|e| text(&e))?;
+        js_sys::Reflect::set(&start, &"module".into(), &wasm_bindgen::module()).map_err(|e| text(&e))?;
+        worker.post_message(&start).map_err(|e| text(&e))?;
+        let this = Self {
+            worker,
+            replies: RefCell::new(receiver),
+            busy: Cell::new(true),
+            _on_message: on_message,
+            _on_error: on_error,
+        };
+        let started = first_of(this.next_reply(), async {
+            browser::sleep_ms(START_TIMEOUT_MS).await;
+            Err("the CPU worker did not start in time".to_string())
+        })
+        .await;
+        match started? {
+            FromWorker::Ready => {
+                this.busy.set(false);
+                Ok(this)
+            }
+            other => Err(format!("the CPU worker said {other:?} when it started")),
+        }
+    }
+
+    /// Stops the worker at once, whatever it is doing.
+    pub fn terminate(&self) {
+        self.worker.terminate();
+    }
+
+    /// Whether an answer is still owed (a request whose wait was cancelled): such a worker is
+    /// replaced, not asked again.
+    pub fn is_busy(&self) -> bool {
+        self.busy.get()
+    }
+
+    fn post(&self, message: &ToWorker) -> Result<(), String> {
+        let bytes = message.encode().map_err(|e| e.to_string())?;
+        self.worker
+            .post_message(&js_sys::Uint8Array::from(bytes.as_slice()))
+            .map_err(|e| text(&e))
+    }
+
+    async fn next_reply(&self) -> Result<FromWorker, String> {
+        std::future::poll_fn(|cx| match pin!(self.replies.borrow_mut().recv()).poll(cx) {
+            Poll::Ready(Ok(reply)) => Poll::Ready(reply),
+            Poll::Ready(Err(_)) => Poll::Ready(Err("the CPU worker is gone".to_string())),
+            Poll::Pending => Poll::Pending,
+        })
+        .await
+    }
+
+    /// Sends `request` and waits for its answer. Whenever this is polled and `keep_going()`
+    /// says no, the worker is told to stop after the step in progress (once).
+    pub async fn request(&self, request: &ToWorker, keep_going: &dyn Fn() -> bool) -> Result<FromWorker, String> {
+        if self.busy.get() {
+            return Err("the CPU worker still owes an answer".to_string());
+        }
+        self.post(request)?;
+        self.busy.set(true);
+        let mut stop_sent = false;
+        let mut reply = pin!(self.next_reply());
+        let answer = std::future::poll_fn(|cx| {
+            if !stop_sent && !keep_going() {
+                stop_sent = true;
+                if let Err(e) = self.post(&ToWorker::Stop) {
+                    return Poll::Ready(Err(e));
+                }
+            }
+            reply.as_mut().poll(cx)
+        })
+        .await;
+        self.busy.set(false);
+        answer
+    }
+}
+
+/// The output of whichever future finishes first.
+async fn first_of<T>(a: impl Future<Output = T>, b: impl Future<Output = T>) -> T {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = a.as_mut().poll(cx) {
+            return Poll::Ready(out);
+        }
+        b.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// When this wasm runs inside the CPU worker: serves the page's requests and returns true.
+/// On the page it returns false at once.
+pub fn serve_if_worker() -> bool {
+    match js_sys::global().dyn_into::<web_sys::DedicatedWorkerGlobalScope>() {
+        Ok(scope) => {
+            serve(scope);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+fn post_to_page(scope: &web_sys::DedicatedWorkerGlobalScope, answer: &FromWorker) {
+    let bytes = answer
+        .encode()
+        .or_else(|e| FromWorker::Failed { message: e.to_string() }.encode());
+    if let Ok(bytes) = bytes {
+        if let Err(e) = scope.post_message(&js_sys::Uint8Array::from(bytes.as_slice())) {
+            web_sys::console::warn_1(&e);
+        }
+    }
+}
+
+/// Gives the worker's event loop a turn (so that a Stop that arrived is read) without a
+/// timer's minimum delay: a message to itself through a channel.
+struct Yielder {
+    channel: web_sys::MessageChannel,
+}
+
+impl Yielder {
+    async fn yield_now(&self) {
+        let port = self.channel.port1();
+        let sender = self.channel.port2();
+        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+            port.set_onmessage(Some(&resolve));
+            let _ = sender.post_message(&JsValue::NULL);
+        });
+        let _ = JsFuture::from(promise).await;
+    }
+}
+
+fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
+    let stop = Rc::new(Cell::new(false));
+    let (sender, mut requests): (UnboundedSender<Result<ToWorker, String>>, _) = unbounded();
+    let on_message = {
+        let stop = Rc::clone(&stop);
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let request = bytes_of(&event.data())
+                .ok_or_else(|| "a message that is not bytes".to_string())
+                .and_then(|bytes| ToWorker::decode(&bytes).map_err(|e| e.to_string()));
+            match request {
+                // Read at once, between steps of the request in progress.
+                Ok(ToWorker::Stop) => stop.set(true),
+                other => {
+                    let _ = sender.unbounded_send(other);
+                }
+            }
+        })
+    };
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker does.
+    on_message.forget();
+    let answers = scope.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut lab = WorkerLab::default();
+        let yielder = match web_sys::MessageChannel::new() {
+            Ok(channel) => Yielder { channel },
+            Err(e) => {
+                post_to_page(&answers, &FromWorker::Failed { message: text(&e) });
+                return;
+            }
+        };
+        while let Ok(request) = requests.recv().await {
+            let answer = match request {
+                Err(message) => FromWorker::Failed { message },
+                Ok(ToWorker::Advance { steps }) => {
+                    stop.set(false);
+                    advance(&mut lab, steps, &stop, &yielder).await
+                }
+                Ok(other) => lab.handle(other),
+            };
+            post_to_page(&answers, &answer);
+        }
+    });
+    post_to_page(&scope, &FromWorker::Ready);
+}
+
+/// Up to `steps` whole steps, the event loop given a turn between them so that a Stop is read.
+async fn advance(lab: &mut WorkerLab, steps: u64, stop: &Cell<bool>, yielder: &Yielder) -> FromWorker {
+    let mut taken = 0;
+    while taken < steps {
+        match lab.step() {
+            Ok(true) => taken += 1,
+            Ok(false) => break,
+            Err(message) => return FromWorker::Failed { message },
+        }
+        if taken < steps {
+            yielder.yield_now().await;
+        }
+        if stop.get() {
+            break;
+        }
+    }
+    lab.advanced(taken)
+}
