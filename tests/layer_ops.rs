@@ -360,9 +360,12 @@ fn assert_close(backend: &dyn LayerOps, what: &str, got: &[f64], want: &[f64]) {
     );
 }
 
-/// Shapes with every remainder modulo the kernels' blocks of 4, the canonical layers among them.
-const SHAPES: [(usize, usize, usize); 7] = [
+/// Shapes with every remainder modulo the kernels' blocks of 4, the canonical layers among them;
+/// those whose widths are multiples of 4 take the GPU kernels' vec4 paths (13 rows: a block
+/// past the last row there too).
+const SHAPES: [(usize, usize, usize); 8] = [
     (1, 1, 1),
+    (13, 8, 12),
     (7, 2, 5),
     (64, 64, 3),
     (33, 17, 64),

@@ -96,26 +96,23 @@ impl GpuContext {
             .unwrap_or_default()
     }
 
-    /// A storage buffer initialized from `values`.
+    /// A storage buffer initialized from `values` (zeros after them up to whole vec4s).
     pub fn storage_buffer(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
         use wgpu::util::DeviceExt;
-        let contents: &[u8] = if values.is_empty() {
-            &[0; 4]
-        } else {
-            bytemuck::cast_slice(values)
-        };
+        let mut contents = values.to_vec();
+        contents.resize(whole_vec4s(values.len()), 0.0);
         self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
-            contents,
+            contents: bytemuck::cast_slice(&contents),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         })
     }
 
-    /// A zeroed storage buffer of `len` f32 values.
+    /// A zeroed storage buffer of at least `len` f32 values (whole vec4s).
     pub fn zeroed_buffer(&self, label: &str, len: usize) -> wgpu::Buffer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: (4 * len.max(1)) as u64,
+            size: (4 * whole_vec4s(len)) as u64,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
@@ -129,4 +126,10 @@ impl GpuContext {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         })
     }
+}
+
+/// f32 values in a storage buffer of `len` values: at least one, rounded up to whole vec4s, so
+/// that kernels may read any f32 array four values at a time (`array<vec4<f32>>`).
+pub fn whole_vec4s(len: usize) -> usize {
+    len.max(1).next_multiple_of(4)
 }

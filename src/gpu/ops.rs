@@ -103,6 +103,18 @@ fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
     buffer.size() / 4
 }
 
+/// The linear kernels read their inputs as `array<vec4<f32>>`: a buffer must hold whole vec4s
+/// (as every buffer from [`GpuContext::storage_buffer`] and `zeroed_buffer` does).
+fn check_whole_vec4s(buffers: &[&wgpu::Buffer]) -> Result<(), GpuError> {
+    match buffers.iter().find(|b| b.size() % 16 != 0) {
+        Some(b) => Err(GpuError::Shape(format!(
+            "a linear kernel's input of {} bytes is not whole vec4s",
+            b.size()
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn check(buffer: &wgpu::Buffer, needed: u64, what: &str) -> Result<(), GpuError> {
     if buffer_len(buffer) < needed {
         return Err(GpuError::Shape(format!(
@@ -358,6 +370,7 @@ impl GpuOps {
         let p = params;
         let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
         check_nonempty(p.fan_in, p.fan_out)?;
+        check_whole_vec4s(&[x, parameters])?;
         check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(
             parameters,
@@ -390,6 +403,7 @@ impl GpuOps {
         let p = params;
         let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
         check_nonempty(p.fan_in, p.fan_out)?;
+        check_whole_vec4s(&[x, dy, parameters])?;
         check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(dy, rows * fan_out, "upstream gradient")?;
         check(

@@ -5,6 +5,10 @@
 // weight and input loaded serves four products. Each sum still starts at the bias and adds
 // k = 0, 1, ... in order, as the CPU reference does. Measured on SwiftShader, register blocks
 // beat both one output per invocation and workgroup tiles with barriers.
+//
+// The inputs are read as vec4s (every buffer holds whole vec4s): when the rows of x and W start
+// at multiples of 4, four k at a time, one load per row instead of four; otherwise one value at
+// a time. Both paths add the same products in the same order.
 
 struct LinearForwardParams {
     rows: u32,
@@ -18,8 +22,16 @@ struct LinearForwardParams {
 }
 
 @group(0) @binding(0) var<uniform> p: LinearForwardParams;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> params: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> params: array<vec4<f32>>;
+
+fn x_at(i: u32) -> f32 {
+    return x[i >> 2u][i & 3u];
+}
+
+fn param_at(i: u32) -> f32 {
+    return params[i >> 2u][i & 3u];
+}
 @group(0) @binding(3) var<storage, read_write> z: array<f32>;
 @group(0) @binding(4) var<storage, read_write> a: array<f32>;
 
@@ -63,21 +75,55 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let w2 = p.weight_offset + o2 * p.fan_in;
     let w3 = p.weight_offset + o3 * p.fan_in;
     let bias = vec4<f32>(
-        params[p.bias_offset + min(o0, last_output)],
-        params[p.bias_offset + o1],
-        params[p.bias_offset + o2],
-        params[p.bias_offset + o3],
+        param_at(p.bias_offset + min(o0, last_output)),
+        param_at(p.bias_offset + o1),
+        param_at(p.bias_offset + o2),
+        param_at(p.bias_offset + o3),
     );
     var s0 = bias;
     var s1 = bias;
     var s2 = bias;
     var s3 = bias;
-    for (var k = 0u; k < p.fan_in; k = k + 1u) {
-        let w = vec4<f32>(params[w0 + k], params[w1 + k], params[w2 + k], params[w3 + k]);
-        s0 = s0 + x[x0 + k] * w;
-        s1 = s1 + x[x1 + k] * w;
-        s2 = s2 + x[x2 + k] * w;
-        s3 = s3 + x[x3 + k] * w;
+    if ((p.fan_in | p.x_offset | p.weight_offset) & 3u) == 0u {
+        for (var k4 = 0u; k4 < p.fan_in / 4u; k4 = k4 + 1u) {
+            // Column j of `w` holds W[o0..o0+4, 4 k4 + j]: the weights of input k = 4 k4 + j.
+            let w = transpose(mat4x4<f32>(
+                params[(w0 >> 2u) + k4],
+                params[(w1 >> 2u) + k4],
+                params[(w2 >> 2u) + k4],
+                params[(w3 >> 2u) + k4],
+            ));
+            let a0 = x[(x0 >> 2u) + k4];
+            let a1 = x[(x1 >> 2u) + k4];
+            let a2 = x[(x2 >> 2u) + k4];
+            let a3 = x[(x3 >> 2u) + k4];
+            // Unrolled with constant indices: a loop over j indexes vectors dynamically, which
+            // a software adapter pays for.
+            s0 = s0 + a0.x * w[0];
+            s1 = s1 + a1.x * w[0];
+            s2 = s2 + a2.x * w[0];
+            s3 = s3 + a3.x * w[0];
+            s0 = s0 + a0.y * w[1];
+            s1 = s1 + a1.y * w[1];
+            s2 = s2 + a2.y * w[1];
+            s3 = s3 + a3.y * w[1];
+            s0 = s0 + a0.z * w[2];
+            s1 = s1 + a1.z * w[2];
+            s2 = s2 + a2.z * w[2];
+            s3 = s3 + a3.z * w[2];
+            s0 = s0 + a0.w * w[3];
+            s1 = s1 + a1.w * w[3];
+            s2 = s2 + a2.w * w[3];
+            s3 = s3 + a3.w * w[3];
+        }
+    } else {
+        for (var k = 0u; k < p.fan_in; k = k + 1u) {
+            let w = vec4<f32>(param_at(w0 + k), param_at(w1 + k), param_at(w2 + k), param_at(w3 + k));
+            s0 = s0 + x_at(x0 + k) * w;
+            s1 = s1 + x_at(x1 + k) * w;
+            s2 = s2 + x_at(x2 + k) * w;
+            s3 = s3 + x_at(x3 + k) * w;
+        }
     }
     store_row(r0, o0, s0);
     store_row(r0 + 1u, o0, s1);
