@@ -54,6 +54,22 @@ fn download_with_legend(shown: &web_sys::HtmlCanvasElement, chart: &LineChart, f
     browser::download_canvas_png(&offscreen, file_name)
 }
 
+/// Runs `draw` in a task of its own (after a zero timeout), so that the charts of one update
+/// are several short tasks instead of one long one and the page keeps its frames while the
+/// engine trains; a later drawing of the same canvas supersedes one still waiting.
+fn draw_soon(pending: StoredValue<u64>, draw: impl FnOnce() + 'static) {
+    let Some(ticket) = pending.try_get_value().map(|t| t.wrapping_add(1)) else {
+        return;
+    };
+    pending.set_value(ticket);
+    leptos::task::spawn_local(async move {
+        browser::yield_now().await;
+        if pending.try_get_value() == Some(ticket) {
+            draw();
+        }
+    });
+}
+
 /// A line chart that redraws whenever `chart` changes or the window is resized.
 #[component]
 pub fn ChartCanvas(
@@ -63,11 +79,12 @@ pub fn ChartCanvas(
     resized: ReadSignal<u32>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let pending = StoredValue::new(0u64);
     Effect::new(move |_| {
         resized.track();
         let chart = chart.get();
         if let Some(element) = canvas.get() {
-            draw_chart(element, &chart);
+            draw_soon(pending, move || draw_chart(element, &chart));
         }
     });
     let empty = move || chart.with(|c| c.bounds().is_none());
@@ -136,13 +153,12 @@ pub fn BoundaryCanvas(
     resized: ReadSignal<u32>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let pending = StoredValue::new(0u64);
     Effect::new(move |_| {
         resized.track();
-        boundary.with(|b| {
-            if let (Some(b), Some(element)) = (b, canvas.get()) {
-                draw_boundary(element, b);
-            }
-        });
+        if let (Some(b), Some(element)) = (boundary.get(), canvas.get()) {
+            draw_soon(pending, move || draw_boundary(element, &b));
+        }
     });
     let aria = crate::i18n::Msg::new("chart-boundary").arg("run", &label);
     view! {

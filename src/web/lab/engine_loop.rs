@@ -30,6 +30,9 @@ const BOUNDARY_INTERVAL_MS: f64 = 800.0;
 const BOUNDARY_CELLS: usize = 28;
 /// Points drawn over a boundary (every k-th training item).
 const BOUNDARY_POINTS: usize = 240;
+/// While playing, the charts, table and texts follow the engine at most this often: they are
+/// drawn on the page's thread, which must keep its frames (the CPU worker trains meanwhile).
+const VIEW_INTERVAL_MS: f64 = 100.0;
 /// With `simulate=gpu-loss`, the device is destroyed after this many steps.
 const SIMULATED_LOSS_AFTER: u64 = 4;
 
@@ -312,6 +315,9 @@ pub async fn run(
     let mut current: Option<(LabConfig, Vec<String>)> = None;
     let playback = Playback::default();
     let mut last_boundary_ms = f64::MIN;
+    let mut last_view_ms = f64::MIN;
+    // Steps the engine took that the view does not show yet.
+    let mut view_behind = false;
     let mut simulated_loss_done = false;
     let mut budget = FrameBudget::default();
     // A Reset that arrived while the engine worked, started before anything else.
@@ -382,6 +388,13 @@ pub async fn run(
             continue;
         };
         if !playback.busy() {
+            // Stopped: the view shows the step the engine is at.
+            if view_behind {
+                view_behind = false;
+                signals.view.update(|v| {
+                    engine.sync(v);
+                });
+            }
             continue;
         }
         let remaining = MAX_LAB_STEPS.saturating_sub(engine.steps_taken());
@@ -468,9 +481,17 @@ pub async fn run(
                 continue;
             }
         }
-        signals.view.update(|v| {
-            engine.sync(v);
-        });
+        let now = browser::now_ms();
+        let stopping = engine.steps_taken() >= MAX_LAB_STEPS || engine.all_diverged();
+        if !playback.playing.get() || stopping || now - last_view_ms >= VIEW_INTERVAL_MS {
+            last_view_ms = now;
+            view_behind = false;
+            signals.view.update(|v| {
+                engine.sync(v);
+            });
+        } else {
+            view_behind = true;
+        }
         // WebGPU has trained long enough to judge: the CPU engine races it on the same steps.
         if let Some(gpu_ms_per_step) = trial.as_ref().and_then(GpuTrial::measured).filter(|_| engine.is_gpu()) {
             let steps = engine.steps_taken();
