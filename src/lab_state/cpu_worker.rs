@@ -108,14 +108,10 @@ impl WorkerLab {
             .ok_or_else(|| "no experiment has been built".to_string())
     }
 
-    /// One optimizer step of every run; `Ok(false)` when there is nothing left to train.
-    pub fn step(&mut self) -> Result<bool, String> {
-        let lab = self.lab()?;
-        if lab.all_diverged() {
-            return Ok(false);
-        }
-        lab.step().map_err(|e: SimError| e.to_string())?;
-        Ok(true)
+    /// One optimizer step of every run that has not diverged. The step counts even when every
+    /// run has diverged, as on the page's thread and the GPU: a replay to a given step ends.
+    pub fn step(&mut self) -> Result<(), String> {
+        self.lab()?.step().map_err(|e: SimError| e.to_string())
     }
 
     /// The answer to an `Advance` after `taken` steps: what the runs recorded since the last one.
@@ -180,8 +176,7 @@ mod tests {
                         break worker.advanced(taken);
                     }
                     match worker.step() {
-                        Ok(true) => taken += 1,
-                        Ok(false) => break worker.advanced(taken),
+                        Ok(()) => taken += 1,
                         Err(message) => break FromWorker::Failed { message },
                     }
                 }

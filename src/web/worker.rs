@@ -48,6 +48,8 @@ pub struct CpuWorker {
     /// A request was sent whose answer has not been read (its wait was cancelled): the next
     /// answer would be that one, so this worker is not used again.
     busy: Cell<bool>,
+    /// The worker reported an error (its code threw or trapped): it may never answer again.
+    failed: Rc<Cell<bool>>,
     _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
     _on_error: Closure<dyn FnMut(web_sys::Event)>,
 }
@@ -88,8 +90,11 @@ impl CpuWorker {
             })
         };
         // An ErrorEvent when the worker's code throws, a plain Event when its script did not load.
+        let failed = Rc::new(Cell::new(false));
+        let failed_flag = Rc::clone(&failed);
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
             event.prevent_default();
+            failed_flag.set(true);
             let reason = js_sys::Reflect::get(&event, &"message".into())
                 .ok()
                 .and_then(|m| m.as_string())
@@ -106,6 +111,7 @@ impl CpuWorker {
             worker,
             replies: RefCell::new(receiver),
             busy: Cell::new(true),
+            failed,
             _on_message: on_message,
             _on_error: on_error,
         };
@@ -128,10 +134,10 @@ impl CpuWorker {
         self.worker.terminate();
     }
 
-    /// Whether an answer is still owed (a request whose wait was cancelled): such a worker is
-    /// replaced, not asked again.
+    /// Whether an answer is still owed (a request whose wait was cancelled) or the worker has
+    /// failed: such a worker is replaced, not asked again.
     pub fn is_busy(&self) -> bool {
-        self.busy.get()
+        self.busy.get() || self.failed.get()
     }
 
     fn post(&self, message: &ToWorker) -> Result<(), String> {
@@ -153,6 +159,9 @@ impl CpuWorker {
     /// Sends `request` and waits for its answer. Whenever this is polled and `keep_going()`
     /// says no, the worker is told to stop after the step in progress (once).
     pub async fn request(&self, request: &ToWorker, keep_going: &dyn Fn() -> bool) -> Result<FromWorker, String> {
+        if self.failed.get() {
+            return Err("the CPU worker failed earlier".to_string());
+        }
         if self.busy.get() {
             return Err("the CPU worker still owes an answer".to_string());
         }
@@ -164,14 +173,20 @@ impl CpuWorker {
             if !stop_sent && !keep_going() {
                 stop_sent = true;
                 if let Err(e) = self.post(&ToWorker::Stop) {
+                    // The answer stays owed (busy stays set): this worker is not asked again.
                     return Poll::Ready(Err(e));
                 }
             }
-            reply.as_mut().poll(cx)
+            reply.as_mut().poll(cx).map(Ok)
         })
         .await;
-        self.busy.set(false);
-        answer
+        match answer {
+            Ok(reply) => {
+                self.busy.set(false);
+                reply
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -279,8 +294,7 @@ async fn advance(lab: &mut WorkerLab, steps: u64, stop: &Cell<bool>, yielder: &Y
     let mut taken = 0;
     while taken < steps {
         match lab.step() {
-            Ok(true) => taken += 1,
-            Ok(false) => break,
+            Ok(()) => taken += 1,
             Err(message) => return FromWorker::Failed { message },
         }
         if taken < steps {

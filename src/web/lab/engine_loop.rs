@@ -372,6 +372,14 @@ pub async fn run(
                 Err(TryRecvError::Empty) => None,
             }
         } else {
+            // Stopped (a Pause may have arrived during any work): the view shows the step the
+            // engine is at before the loop waits.
+            if let Some(engine) = trainer.as_ref().filter(|_| view_behind) {
+                signals.view.update(|v| {
+                    engine.sync(v);
+                });
+            }
+            view_behind = false;
             match commands.recv().await {
                 Ok(command) => Some(command),
                 Err(_) => return,
@@ -388,13 +396,6 @@ pub async fn run(
             continue;
         };
         if !playback.busy() {
-            // Stopped: the view shows the step the engine is at.
-            if view_behind {
-                view_behind = false;
-                signals.view.update(|v| {
-                    engine.sync(v);
-                });
-            }
             continue;
         }
         let remaining = MAX_LAB_STEPS.saturating_sub(engine.steps_taken());
