@@ -259,7 +259,8 @@ pub fn reload_with(key: &str, value: &str) {
 }
 
 /// The text of a JavaScript error (`TypeError: Failed to fetch`), for the UI.
-fn js_error(value: JsValue) -> String {
+/// A thrown JS value as text: an Error's own text, a string as it is.
+pub fn js_error(value: JsValue) -> String {
     if let Some(error) = value.dyn_ref::<js_sys::Error>() {
         return String::from(error.to_string());
     }

@@ -22,13 +22,6 @@ use crate::lab_state::cpu_worker::{FromWorker, ToWorker, WorkerLab};
 /// thread instead (loading is from the browser's cache: a fraction of a second).
 const START_TIMEOUT_MS: i32 = 15_000;
 
-fn text(value: &JsValue) -> String {
-    value
-        .as_string()
-        .or_else(|| value.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
-        .unwrap_or_else(|| format!("{value:?}"))
-}
-
 fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     value.dyn_ref::<js_sys::Uint8Array>().map(js_sys::Uint8Array::to_vec)
 }
@@ -73,7 +66,7 @@ impl CpuWorker {
         let script = app_script_url().ok_or("the page does not name the app's script")?;
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
-        let worker = web_sys::Worker::new_with_options("cpu-worker.js", &options).map_err(|e| text(&e))?;
+        let worker = web_sys::Worker::new_with_options("cpu-worker.js", &options).map_err(browser::js_error)?;
         let (sender, receiver) = unbounded();
         let on_message = {
             let sender = sender.clone();
@@ -83,8 +76,8 @@ impl CpuWorker {
                     Some(bytes) => FromWorker::decode(&bytes).map_err(|e| e.to_string()),
                     // cpu-worker.js could not start the module: `{ failed: reason }`.
                     None => Err(js_sys::Reflect::get(&data, &"failed".into())
-                        .map(|reason| text(&reason))
-                        .unwrap_or_else(|e| text(&e))),
+                        .map(browser::js_error)
+                        .unwrap_or_else(browser::js_error)),
                 };
                 let _ = sender.unbounded_send(reply);
             })
@@ -104,9 +97,9 @@ impl CpuWorker {
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         let start = js_sys::Object::new();
-        js_sys::Reflect::set(&start, &"script".into(), &script.into()).map_err(|e| text(&e))?;
-        js_sys::Reflect::set(&start, &"module".into(), &wasm_bindgen::module()).map_err(|e| text(&e))?;
-        worker.post_message(&start).map_err(|e| text(&e))?;
+        js_sys::Reflect::set(&start, &"script".into(), &script.into()).map_err(browser::js_error)?;
+        js_sys::Reflect::set(&start, &"module".into(), &wasm_bindgen::module()).map_err(browser::js_error)?;
+        worker.post_message(&start).map_err(browser::js_error)?;
         let this = Self {
             worker,
             replies: RefCell::new(receiver),
@@ -144,7 +137,7 @@ impl CpuWorker {
         let bytes = message.encode().map_err(|e| e.to_string())?;
         self.worker
             .post_message(&js_sys::Uint8Array::from(bytes.as_slice()))
-            .map_err(|e| text(&e))
+            .map_err(browser::js_error)
     }
 
     async fn next_reply(&self) -> Result<FromWorker, String> {
@@ -270,7 +263,12 @@ fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
         let yielder = match web_sys::MessageChannel::new() {
             Ok(channel) => Yielder { channel },
             Err(e) => {
-                post_to_page(&answers, &FromWorker::Failed { message: text(&e) });
+                post_to_page(
+                    &answers,
+                    &FromWorker::Failed {
+                        message: browser::js_error(e),
+                    },
+                );
                 return;
             }
         };

@@ -440,41 +440,29 @@ pub async fn run(
                 continue;
             }
             Err(Interrupted::Closed) => return,
-            Ok(Err(TrainError::Worker(error))) => {
-                // The worker is gone or confused: the page's thread takes over from the same step.
-                workers.give_up(&error);
-                match fall_back(config, labels, before, signals, &mut workers).await {
-                    Ok(cpu) => {
-                        trainer = Some(cpu);
-                        continue;
+            Ok(Err(error @ (TrainError::Worker(_) | TrainError::Gpu(_)))) => {
+                match &error {
+                    // The worker is gone or confused: the page's thread takes over.
+                    TrainError::Worker(reason) => workers.give_up(reason),
+                    _ => {
+                        context = None;
+                        let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
+                        signals.engine.set(EngineBadge::Cpu(Some(reason)));
+                        signals
+                            .engine_notice
+                            .set(Some(Msg::new("engine-lost-notice").arg("reason", error.to_string())));
                     }
+                }
+                // The CPU engine continues from the step the failed engine reached.
+                match fall_back(config, labels, before, signals, &mut workers).await {
+                    Ok(cpu) => trainer = Some(cpu),
                     Err(e) => {
                         playback.stop();
                         trainer = None;
                         signals.transport.set(Transport::Failed(text(e)));
-                        continue;
                     }
                 }
-            }
-            Ok(Err(TrainError::Gpu(error))) => {
-                context = None;
-                let reason = Msg::new("engine-gpu-error").arg("reason", error.to_string());
-                signals.engine.set(EngineBadge::Cpu(Some(reason)));
-                signals
-                    .engine_notice
-                    .set(Some(Msg::new("engine-lost-notice").arg("reason", error.to_string())));
-                match fall_back(config, labels, before, signals, &mut workers).await {
-                    Ok(cpu) => {
-                        trainer = Some(cpu);
-                        continue;
-                    }
-                    Err(e) => {
-                        playback.stop();
-                        trainer = None;
-                        signals.transport.set(Transport::Failed(text(e)));
-                        continue;
-                    }
-                }
+                continue;
             }
             Ok(Err(error)) => {
                 playback.stop();
