@@ -538,7 +538,178 @@ fn predictions_are_probabilities_and_follow_training(backend: &Backend) {
     assert!(probs[3] > 0.5 && probs[5] > 0.5, "{probs:?}");
 }
 
+/// The step-through view's snapshots: loss / N reaches the full-batch gradient at k = N and only
+/// there, unscaled reaches N times it, the last partial sum is the gradient applied, BatchNorm's
+/// micro-batch statistics are not the batch's, and taking snapshots changes no number.
+fn snapshots_trace_the_partial_sums_of_one_step(backend: &Backend) {
+    let n = 4;
+    let regimes = [
+        ("full", RegimeSpec::full_batch()),
+        ("loss / N", RegimeSpec::accumulate(n)),
+        (
+            "unscaled",
+            RegimeSpec::accumulate(n).with_loss(LossNormalization::Unscaled),
+        ),
+    ];
+    let config = small_lab(
+        DatasetKind::TwoMoons,
+        model(vec![8, 8], Activation::Tanh, Norm::None),
+        OptimizerSpec::default(),
+        0.1,
+        48,
+        &regimes,
+    );
+    let mut plain = (backend.make)(config.clone());
+    let mut traced = (backend.make)(config);
+    plain.step().unwrap();
+    traced.step().unwrap();
+    assert!(traced.runs().iter().all(|run| run.trace.is_none()));
+    traced.set_snapshots(true);
+    plain.step().unwrap();
+    traced.step().unwrap();
+    for run in 0..regimes.len() {
+        assert_eq!(
+            params(&plain, run),
+            params(&traced, run),
+            "snapshots changed the training"
+        );
+    }
+    let traces: Vec<_> = traced.runs().iter().map(|run| run.trace.clone().unwrap()).collect();
+    for (trace, run) in traces.iter().zip(traced.runs()) {
+        assert_eq!(trace.step, 1);
+        let expected = if run.spec.regime.micro_batches == 1 { 1 } else { n };
+        assert_eq!(trace.micro_batches.len(), expected);
+        assert_eq!(trace.micro_batches.iter().map(|m| m.items).sum::<usize>(), 48);
+        assert_eq!(&trace.micro_batches.last().unwrap().partial, &trace.applied);
+    }
+    for (i, trace) in traces.iter().enumerate() {
+        // The applied gradient is what the engine's gradient buffer holds after the step.
+        let buffer = gradient(&traced, i);
+        let norm = buffer.iter().map(|g| g * g).sum::<f64>().sqrt();
+        assert!((trace.applied.norm - norm).abs() <= backend.tolerance * norm);
+        let first = traced.runs()[i].layout.hidden[0];
+        let weights = &buffer[first.weight..first.weight + first.width * first.fan_in];
+        assert!(relative(&trace.applied.first_layer, weights) <= backend.tolerance);
+        let examples: Vec<usize> = trace.micro_batches.iter().flat_map(|m| m.examples.clone()).collect();
+        assert_eq!(examples, traced.last_examples());
+    }
+    let full = &traces[0];
+    assert!(full.micro_batches[0].partial.relative_error < backend.tolerance);
+    let scaled = &traces[1];
+    for (k, micro_batch) in scaled.micro_batches.iter().enumerate() {
+        let error = micro_batch.partial.relative_error;
+        if k + 1 < n {
+            assert!(error > 0.1, "loss / N after {} of {n}: error {error:e}", k + 1);
+        } else {
+            assert!(error < backend.tolerance, "loss / N after all {n}: error {error:e}");
+        }
+        assert_eq!(micro_batch.item_weight, 1.0 / 48.0);
+        assert!(micro_batch.activation_bytes * n == full.micro_batches[0].activation_bytes);
+    }
+    let unscaled = &traces[2].applied;
+    // Against the full-batch gradient at its own parameters (its first step was N times too large).
+    assert!((unscaled.norm / traces[2].full_batch_norm - n as f64).abs() < 1e-5 * n as f64);
+    assert!((unscaled.cosine - 1.0).abs() < 1e-5);
+    assert!((unscaled.relative_error - (n as f64 - 1.0)).abs() < 1e-5 * n as f64);
+    assert_eq!(full.full_batch_first_layer.len(), 8 * 2);
+    traced.set_snapshots(false);
+    assert!(traced.runs().iter().all(|run| run.trace.is_none()));
+}
+
+fn snapshots_show_batch_norm_statistics_per_micro_batch(backend: &Backend) {
+    let config = small_lab(
+        DatasetKind::Spiral,
+        model(vec![8], Activation::Relu, Norm::batch_norm()),
+        OptimizerSpec::default(),
+        0.1,
+        64,
+        &[
+            ("full", RegimeSpec::full_batch()),
+            ("accumulate 4", RegimeSpec::accumulate(4)),
+        ],
+    );
+    let mut lab = (backend.make)(config);
+    lab.set_snapshots(true);
+    lab.step().unwrap();
+    let full = lab.runs()[0].trace.clone().unwrap();
+    let accumulated = lab.runs()[1].trace.clone().unwrap();
+    // The full batch's statistics are the reference pass's, the same for both runs at step 0.
+    let batch = full.full_batch_norm_stats.clone().unwrap();
+    assert_eq!(batch.mean.len(), 8);
+    let same_batch = accumulated.full_batch_norm_stats.clone().unwrap();
+    assert!(relative(&batch.mean, &same_batch.mean) < backend.tolerance);
+    assert!(relative(&full.micro_batches[0].batch_norm.clone().unwrap().mean, &batch.mean) < backend.tolerance);
+    for micro_batch in &accumulated.micro_batches {
+        let stats = micro_batch.batch_norm.clone().unwrap();
+        assert!(
+            relative(&stats.mean, &batch.mean) > 0.01,
+            "micro-batch means equal the batch's"
+        );
+        assert!(relative(&stats.variance, &batch.variance) > 0.01);
+    }
+    // The batch's mean is the mean of the (equal-sized) micro-batches' means.
+    for c in 0..8 {
+        let mean_of_means: f64 = accumulated
+            .micro_batches
+            .iter()
+            .map(|m| m.batch_norm.as_ref().unwrap().mean[c])
+            .sum::<f64>()
+            / 4.0;
+        assert!((mean_of_means - batch.mean[c]).abs() < 1e-5 * (1.0 + batch.mean[c].abs()));
+    }
+}
+
+fn snapshots_follow_zero_grad_and_clipping_pitfalls(backend: &Backend) {
+    let clip_each = RegimeSpec {
+        clip: ClipPlacement::EveryMicroBatch,
+        ..RegimeSpec::accumulate(4)
+    };
+    let zero_each = RegimeSpec {
+        zero_grad: ZeroGradPlacement::EveryMicroBatch,
+        ..RegimeSpec::accumulate(4)
+    };
+    let mut config = small_lab(
+        DatasetKind::TwoMoons,
+        model(vec![8], Activation::Tanh, Norm::None),
+        OptimizerSpec::default(),
+        0.1,
+        48,
+        &[
+            ("zero each", zero_each),
+            ("clip each", clip_each),
+            ("clip once", RegimeSpec::accumulate(4)),
+        ],
+    );
+    config.runs[1].clip_max_norm = Some(0.01);
+    config.runs[2].clip_max_norm = Some(0.01);
+    let mut lab = (backend.make)(config);
+    lab.set_snapshots(true);
+    lab.step().unwrap();
+    let zero_each = lab.runs()[0].trace.clone().unwrap();
+    assert!(!zero_each.zeroed_at_start);
+    assert!(zero_each
+        .micro_batches
+        .iter()
+        .all(|m| m.zeroed_before && !m.clipped_after));
+    // Only the last micro-batch survives: about a quarter of the full gradient.
+    assert!(zero_each.applied.norm < 0.6 * zero_each.full_batch_norm);
+    let clip_each = lab.runs()[1].trace.clone().unwrap();
+    assert!(clip_each.clip_max_norm.is_none());
+    for micro_batch in &clip_each.micro_batches {
+        assert!(micro_batch.clipped_after);
+        assert!(micro_batch.partial.norm <= 0.01 * (1.0 + 1e-5));
+    }
+    let clip_once = lab.runs()[2].trace.clone().unwrap();
+    assert_eq!(clip_once.clip_max_norm, Some(0.01));
+    assert!(clip_once.micro_batches.iter().all(|m| !m.clipped_after));
+    assert!(clip_once.micro_batches.last().unwrap().partial.norm > 0.01);
+    assert!((clip_once.applied.norm - 0.01).abs() < 1e-5 * 0.01);
+}
+
 for_every_backend!(
+    snapshots_trace_the_partial_sums_of_one_step,
+    snapshots_show_batch_norm_statistics_per_micro_batch,
+    snapshots_follow_zero_grad_and_clipping_pitfalls,
     predictions_are_probabilities_and_follow_training,
     full_batch_equals_scaled_accumulation,
     unscaled_accumulation_gives_n_times_the_gradient,

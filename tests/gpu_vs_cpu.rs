@@ -409,3 +409,54 @@ fn the_async_gpu_lab_matches_the_cpu_lab_step_for_step() {
         assert!(pollster::block_on(gpu.predict(99, &[0.0, 0.0])).is_err());
     }
 }
+
+/// The step-through view's snapshots: the GPU's partial sums, first-layer gradients and
+/// BatchNorm statistics against the CPU's, micro-batch by micro-batch, in the async GPU lab.
+#[test]
+fn gpu_snapshots_match_the_cpu_micro_batch_by_micro_batch() {
+    use gradlab::gpu::lab::GpuLab;
+    use gradlab::sim::lab::CpuLab;
+    let Some((context, _)) = gpu_device() else { return };
+    for id in ["scaling", "norms", "variable_length", "pitfalls"] {
+        let config = LabConfig {
+            batch_size: 64,
+            ..Scenario::by_id(id).unwrap().config
+        };
+        let mut gpu = GpuLab::new(context, config.clone()).unwrap();
+        let mut cpu = CpuLab::<f64>::cpu(config).unwrap();
+        pollster::block_on(gpu.advance(1)).unwrap();
+        cpu.step().unwrap();
+        gpu.set_snapshots(true);
+        cpu.set_snapshots(true);
+        // Two steps in one advance: the trace is the last one's.
+        pollster::block_on(gpu.advance(2)).unwrap();
+        cpu.run(2, |_| {}).unwrap();
+        for (g, c) in gpu.lab().runs().iter().zip(cpu.runs()) {
+            let what = format!("{id} {}", g.spec.label);
+            let (gt, ct) = (g.trace.as_ref().unwrap(), c.trace.as_ref().unwrap());
+            assert_eq!(gt.step, 2, "{what}");
+            assert_eq!(gt.micro_batches.len(), ct.micro_batches.len(), "{what}");
+            let close = |a: f64, b: f64| (a - b).abs() <= TOLERANCE * b.abs().max(1e-3);
+            assert!(close(gt.full_batch_norm, ct.full_batch_norm), "{what}");
+            for (k, (gm, cm)) in gt.micro_batches.iter().zip(&ct.micro_batches).enumerate() {
+                assert_eq!(gm.examples, cm.examples, "{what} {k}");
+                assert_eq!((gm.items, gm.item_weight), (cm.items, cm.item_weight), "{what} {k}");
+                assert!(
+                    close(gm.partial.norm, cm.partial.norm),
+                    "{what} {k}: norm {} vs {}",
+                    gm.partial.norm,
+                    cm.partial.norm
+                );
+                assert!(close(gm.partial.cosine, cm.partial.cosine), "{what} {k}");
+                let error = relative(&gm.partial.first_layer, &cm.partial.first_layer);
+                assert!(error < TOLERANCE, "{what} {k}: first layer off by {error:e}");
+                assert_eq!(gm.batch_norm.is_some(), cm.batch_norm.is_some(), "{what} {k}");
+                if let (Some(gs), Some(cs)) = (&gm.batch_norm, &cm.batch_norm) {
+                    assert!(relative(&gs.mean, &cs.mean) < TOLERANCE, "{what} {k}");
+                    assert!(relative(&gs.variance, &cs.variance) < TOLERANCE, "{what} {k}");
+                }
+            }
+            assert!(close(gt.applied.norm, ct.applied.norm), "{what}");
+        }
+    }
+}

@@ -43,6 +43,11 @@ impl GpuLab {
         &self.lab
     }
 
+    /// Whether the next steps are traced (see [`Lab::set_snapshots`]).
+    pub fn set_snapshots(&mut self, on: bool) {
+        self.lab.set_snapshots(on);
+    }
+
     pub fn adapter_name(&self) -> &str {
         &self.context.adapter_name
     }
@@ -66,6 +71,12 @@ impl GpuLab {
             let diverged_before = self.lab.runs()[i].diverged_at.is_some();
             let records = self.lab.runs_mut()[i].backend.read_records().await?;
             self.lab.push_records(i, records);
+            if self.lab.snapshots() && !diverged_before {
+                let snapshots = self.lab.runs_mut()[i].backend.read_snapshots().await?;
+                self.lab
+                    .set_trace(i, &snapshots)
+                    .map_err(|e| GpuError::Shape(e.to_string()))?;
+            }
             parameters.push(if diverged_before {
                 Vec::new()
             } else {

@@ -24,6 +24,8 @@ pub enum ToWorker {
     Predict { points: Vec<f64> },
     /// The first running means of each BatchNorm run.
     RunningMeans,
+    /// Whether the next steps are traced for the step-through view (see `Lab::set_snapshots`).
+    SetSnapshots { on: bool },
 }
 
 /// What the worker answers.
@@ -32,6 +34,7 @@ pub enum FromWorker {
     /// The worker listens (sent once, when it has started).
     Ready,
     Built,
+    SnapshotsSet,
     Advanced {
         taken: u64,
         update: LabUpdate,
@@ -89,6 +92,10 @@ impl WorkerLab {
             ToWorker::Build { config_json } => self.build(&config_json),
             ToWorker::Predict { points } => self.predict(&points),
             ToWorker::RunningMeans => self.running_means(),
+            ToWorker::SetSnapshots { on } => self.lab().map(|lab| {
+                lab.set_snapshots(on);
+                FromWorker::SnapshotsSet
+            }),
             ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })
@@ -214,6 +221,21 @@ mod tests {
         assert_eq!(mirror.steps_taken(), 5);
         for (a, b) in on_page.runs().iter().zip(mirror.runs()) {
             assert_eq!(a.history, b.history, "{}", a.spec.label);
+        }
+        // Traces of the step-through view cross too, once asked for.
+        assert_eq!(
+            ask(&mut worker, ToWorker::SetSnapshots { on: true }),
+            FromWorker::SnapshotsSet
+        );
+        on_page.set_snapshots(true);
+        let FromWorker::Advanced { update, .. } = ask(&mut worker, ToWorker::Advance { steps: 1 }) else {
+            panic!("advance");
+        };
+        mirror.apply_update(update);
+        on_page.step().expect("train");
+        for (a, b) in on_page.runs().iter().zip(mirror.runs()) {
+            assert!(a.trace.is_some());
+            assert_eq!(a.trace, b.trace, "{}", a.spec.label);
         }
         let points = vec![0.1, -0.2, 0.5, 0.5];
         let expected: Vec<_> = on_page

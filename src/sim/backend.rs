@@ -6,6 +6,7 @@ use std::ops::Range;
 use super::data::Split;
 use super::metrics::StepRecord;
 use super::regime::{RegimeSpec, StepPlan};
+use super::trace::GradientSnapshot;
 use super::SimError;
 
 /// The items of one optimizer step, gathered once and shared by every run of a lab.
@@ -117,6 +118,8 @@ pub trait TrainingBackend {
     fn execute(&mut self, step: u64, plan: &StepPlan, batch: &StepBatch) -> Result<(), SimError>;
     /// Records of the steps executed since the last call, oldest first.
     fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError>;
+    /// What the `Op::Snapshot`s of the steps executed since the last call copied, oldest first.
+    fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError>;
     /// Current parameters, in the layout's flat order.
     fn parameters(&self) -> Result<Vec<f64>, SimError>;
     /// The gradient buffer as it stands (after the last step: the gradient that step applied).
@@ -137,6 +140,9 @@ impl<B: TrainingBackend + ?Sized> TrainingBackend for Box<B> {
     }
     fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
         (**self).drain_records()
+    }
+    fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
+        (**self).drain_snapshots()
     }
     fn parameters(&self) -> Result<Vec<f64>, SimError> {
         (**self).parameters()

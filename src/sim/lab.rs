@@ -11,6 +11,7 @@ use super::optim::{OptimizerSpec, ScheduleSpec};
 use super::real::Real;
 use super::reference::{ReferenceEngine, StepCursor};
 use super::regime::{plan_step, MetricOps, RegimeSpec, StepPlan};
+use super::trace::{GradientSnapshot, StepTrace, TracedStep};
 use super::{ConfigError, SimError};
 
 pub const MAX_RUNS: usize = 8;
@@ -166,6 +167,10 @@ pub struct LabRun<B> {
     /// infinite. Its history ends with that step's record and it is not trained after it; the
     /// other runs go on.
     pub diverged_at: Option<u64>,
+    /// The last step seen from inside, while the lab takes snapshots.
+    pub trace: Option<StepTrace>,
+    /// The plan of the last step, kept while the lab takes snapshots (its trace is built from it).
+    traced_plan: Option<StepPlan>,
 }
 
 impl<B> LabRun<B> {
@@ -265,6 +270,7 @@ pub struct RunUpdate {
     pub records: Vec<StepRecord>,
     pub diverged_at: Option<u64>,
     pub last_micro_batch_items: Vec<usize>,
+    pub trace: Option<StepTrace>,
 }
 
 /// What an engine for one run is built from. [`Lab::new`] makes one per run and hands it to
@@ -338,6 +344,8 @@ impl<B> Lab<B> {
                 baseline,
                 last_micro_batch_items: Vec::new(),
                 diverged_at: None,
+                trace: None,
+                traced_plan: None,
             });
         }
         Ok(Self {
@@ -367,6 +375,7 @@ impl<B> Lab<B> {
                     records: run.history[start..].to_vec(),
                     diverged_at: run.diverged_at,
                     last_micro_batch_items: run.last_micro_batch_items.clone(),
+                    trace: run.trace.clone(),
                 }
             })
             .collect();
@@ -384,12 +393,57 @@ impl<B> Lab<B> {
             run.history.extend(update.records);
             run.diverged_at = update.diverged_at;
             run.last_micro_batch_items = update.last_micro_batch_items;
+            run.trace = update.trace;
         }
     }
 
     /// Which metric passes each step includes (benchmarks turn them off).
     pub fn set_metric_ops(&mut self, metric_ops: MetricOps) {
         self.metric_ops = metric_ops;
+    }
+
+    /// Whether the next steps are traced (the step-through view is open); turning it off drops
+    /// the traces.
+    pub fn set_snapshots(&mut self, on: bool) {
+        self.metric_ops.snapshots = on;
+        if !on {
+            for run in &mut self.runs {
+                run.trace = None;
+                run.traced_plan = None;
+            }
+        }
+    }
+
+    pub fn snapshots(&self) -> bool {
+        self.metric_ops.snapshots
+    }
+
+    /// Builds run `run`'s trace of the last step from what its engine's `Op::Snapshot`s copied.
+    pub fn set_trace(&mut self, run: usize, snapshots: &[GradientSnapshot]) -> Result<(), SimError> {
+        let examples = &self.last_examples;
+        let Some(run) = self.runs.get_mut(run) else {
+            return Ok(());
+        };
+        let Some(plan) = &run.traced_plan else {
+            return Ok(());
+        };
+        let micro_batch_examples: Vec<Vec<usize>> = run
+            .spec
+            .regime
+            .split_examples(examples.len())
+            .into_iter()
+            .map(|range| examples[range].to_vec())
+            .collect();
+        let traced = TracedStep {
+            step: self.step.saturating_sub(1),
+            plan,
+            regime: &run.spec.regime,
+            clip_max_norm: run.spec.clip_max_norm,
+            micro_batch_examples: &micro_batch_examples,
+            micro_batch_items: &run.last_micro_batch_items,
+        };
+        run.trace = Some(StepTrace::new(traced, snapshots, &run.layout)?);
+        Ok(())
     }
 
     pub fn config(&self) -> &LabConfig {
@@ -443,6 +497,7 @@ impl<B> Lab<B> {
                 &run.last_micro_batch_items,
                 self.metric_ops,
             );
+            run.traced_plan = self.metric_ops.snapshots.then(|| plan.clone());
             work.push(Some(RunStepWork {
                 step: self.step,
                 plan,
@@ -556,6 +611,10 @@ impl<B: TrainingBackend> Lab<B> {
         for i in 0..self.runs.len() {
             let records = self.runs[i].backend.drain_records()?;
             self.push_records(i, records);
+            if self.metric_ops.snapshots && work.get(i).is_some_and(Option::is_some) {
+                let snapshots = self.runs[i].backend.drain_snapshots()?;
+                self.set_trace(i, &snapshots)?;
+            }
         }
         self.set_parameter_distances(&parameters);
         Ok(())

@@ -7,6 +7,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use super::optim::ScheduleSpec;
+use super::trace::SnapshotOf;
 use super::ConfigError;
 
 /// How each micro-batch's loss is scaled before backward.
@@ -165,6 +166,9 @@ pub enum Op {
     },
     /// Metrics only: test loss and accuracy in evaluation mode.
     Evaluate,
+    /// Step-through only: a copy of a gradient buffer (and of the first BatchNorm layer's
+    /// statistics of the last pass) for the step's [`super::trace::StepTrace`].
+    Snapshot(SnapshotOf),
 }
 
 /// Which metric operations a plan includes (they cost extra passes).
@@ -172,16 +176,21 @@ pub enum Op {
 pub struct MetricOps {
     pub reference_gradient: bool,
     pub evaluate: bool,
+    /// Snapshots of the gradient buffer after each micro-batch (with the reference gradient
+    /// they are compared with), only while the step-through view is open.
+    pub snapshots: bool,
 }
 
 impl MetricOps {
     pub const ALL: MetricOps = MetricOps {
         reference_gradient: true,
         evaluate: true,
+        snapshots: false,
     };
     pub const NONE: MetricOps = MetricOps {
         reference_gradient: false,
         evaluate: false,
+        snapshots: false,
     };
 }
 
@@ -208,9 +217,12 @@ pub fn plan_step(
         SchedulerPlacement::EveryMicroBatch => step * n as u64,
     };
     let learning_rate = schedule.learning_rate(scheduler_steps);
-    let mut ops = Vec::with_capacity(3 * n + 5);
-    if metrics.reference_gradient {
+    let mut ops = Vec::with_capacity(if metrics.snapshots { 4 * n + 7 } else { 3 * n + 5 });
+    if metrics.reference_gradient || metrics.snapshots {
         ops.push(Op::ReferenceGradient);
+    }
+    if metrics.snapshots {
+        ops.push(Op::Snapshot(SnapshotOf::ReferenceGradient));
     }
     if regime.zero_grad == ZeroGradPlacement::BeforeEachStep {
         ops.push(Op::ZeroGrad);
@@ -231,9 +243,16 @@ pub fn plan_step(
         if let (Some(max_norm), ClipPlacement::EveryMicroBatch) = (clip_max_norm, regime.clip) {
             ops.push(Op::ClipGradNorm { max_norm });
         }
+        if metrics.snapshots {
+            ops.push(Op::Snapshot(SnapshotOf::Gradient));
+        }
     }
     if let (Some(max_norm), ClipPlacement::AfterAccumulation) = (clip_max_norm, regime.clip) {
         ops.push(Op::ClipGradNorm { max_norm });
+    }
+    if metrics.snapshots {
+        // The gradient the optimizer applies.
+        ops.push(Op::Snapshot(SnapshotOf::Gradient));
     }
     ops.push(Op::RecordGradient);
     ops.push(Op::OptimizerStep { learning_rate });
@@ -339,6 +358,44 @@ mod tests {
         let plan = plan_step(&fast, None, &schedule, 2, &[8; 4], MetricOps::NONE);
         assert_eq!(plan.learning_rate, schedule.learning_rate(8));
         assert_ne!(plan.learning_rate, schedule.learning_rate(2));
+    }
+
+    #[test]
+    fn snapshots_follow_the_reference_each_micro_batch_and_the_last_clip() {
+        let schedule = ScheduleSpec::default();
+        let snapshots = MetricOps {
+            snapshots: true,
+            ..MetricOps::NONE
+        };
+        let regime = RegimeSpec {
+            clip: ClipPlacement::AfterAccumulation,
+            ..RegimeSpec::accumulate(2)
+        };
+        let plan = plan_step(&regime, Some(1.0), &schedule, 0, &[4, 4], snapshots);
+        let reference = Op::Snapshot(SnapshotOf::ReferenceGradient);
+        let gradient = Op::Snapshot(SnapshotOf::Gradient);
+        let accumulate = |micro_batch| Op::Accumulate {
+            micro_batch,
+            item_weight: 0.125,
+        };
+        assert_eq!(
+            plan.ops,
+            vec![
+                Op::ReferenceGradient,
+                reference,
+                Op::ZeroGrad,
+                accumulate(0),
+                gradient,
+                accumulate(1),
+                gradient,
+                Op::ClipGradNorm { max_norm: 1.0 },
+                gradient,
+                Op::RecordGradient,
+                Op::OptimizerStep { learning_rate: 0.1 },
+            ]
+        );
+        let without = plan_step(&regime, Some(1.0), &schedule, 0, &[4, 4], MetricOps::NONE);
+        assert!(!without.ops.iter().any(|op| matches!(op, Op::Snapshot(_))));
     }
 
     #[test]

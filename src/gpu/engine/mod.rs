@@ -26,6 +26,7 @@ use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::OptimizerSpec;
 use crate::sim::reference::forward::NormGeometry;
 use crate::sim::regime::{Op, StepPlan};
+use crate::sim::trace::{GradientSnapshot, NormStats, SnapshotOf};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::sim::SimError;
 
@@ -218,6 +219,10 @@ pub struct GpuEngine {
     submitter: Submitter,
     /// Compute dispatches of the last step recorded.
     last_step_dispatches: usize,
+    /// Where the last step's `Op::Snapshot`s copy their buffers (see [`Self::read_snapshots`]),
+    /// allocated when a plan first asks for snapshots, and which buffer each slot holds.
+    snapshots: Option<(wgpu::Buffer, usize)>,
+    pending_snapshots: Vec<SnapshotOf>,
 }
 
 /// The number of statistic sets of a norm layer and the parameters the norm kernels share.
@@ -337,6 +342,8 @@ impl GpuEngine {
             fixed_bytes,
             submitter: Submitter::new(),
             last_step_dispatches: 0,
+            snapshots: None,
+            pending_snapshots: Vec::new(),
         })
     }
 
@@ -501,6 +508,7 @@ impl GpuEngine {
         };
         let (mut has_reference, mut evaluated) = (false, false);
         let mut clips = 0u32;
+        let snapshot_buffer = self.snapshot_buffer(plan);
         for op in &plan.ops {
             match *op {
                 Op::ReferenceGradient => {
@@ -607,6 +615,22 @@ impl GpuEngine {
                     )?;
                     evaluated = true;
                 }
+                Op::Snapshot(of) => {
+                    let Some(destination) = &snapshot_buffer else {
+                        return Err(GpuError::Shape("no snapshot buffer".into()));
+                    };
+                    let (source, workspace) = match of {
+                        SnapshotOf::ReferenceGradient => (&self.reference, &self.metrics),
+                        SnapshotOf::Gradient => (&self.grads, &self.train),
+                    };
+                    let base = (self.pending_snapshots.len() * self.snapshot_slot_len() * 4) as u64;
+                    recorder.copy(source, destination, base, (p * 4) as u64);
+                    if let (Some(sets), Some(layer)) = (self.batch_norm_sets(), workspace.layers.first()) {
+                        // The stats buffer starts with the means, then the variances.
+                        recorder.copy(&layer.stats, destination, base + (p * 4) as u64, (2 * sets * 4) as u64);
+                    }
+                    self.pending_snapshots.push(of);
+                }
             }
         }
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
@@ -664,6 +688,66 @@ impl GpuEngine {
             })
             .collect();
         Ok(records)
+    }
+
+    /// Channels of the first hidden layer's BatchNorm, whose statistics snapshots copy.
+    fn batch_norm_sets(&self) -> Option<usize> {
+        let first = self.layout.hidden.first()?;
+        self.layout.spec.norm.mixes_items().then_some(first.width)
+    }
+
+    /// Values of one snapshot: the gradient, then BatchNorm's means and variances.
+    fn snapshot_slot_len(&self) -> usize {
+        self.layout.parameter_count + 2 * self.batch_norm_sets().unwrap_or(0)
+    }
+
+    /// The buffer the snapshots of `plan` are copied into (none when it takes none); the
+    /// snapshots of an earlier step not read back yet are dropped.
+    fn snapshot_buffer(&mut self, plan: &StepPlan) -> Option<wgpu::Buffer> {
+        let count = plan.ops.iter().filter(|op| matches!(op, Op::Snapshot(_))).count();
+        if count == 0 {
+            return None;
+        }
+        self.pending_snapshots.clear();
+        let slot_len = self.snapshot_slot_len();
+        match &self.snapshots {
+            Some((buffer, slots)) if *slots >= count => Some(buffer.clone()),
+            _ => {
+                let buffer = self.context.zeroed_buffer("gradient snapshots", count * slot_len);
+                self.snapshots = Some((buffer.clone(), count));
+                Some(buffer)
+            }
+        }
+    }
+
+    /// What the last step's `Op::Snapshot`s copied, in one transfer; empty when it took none.
+    pub async fn read_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, GpuError> {
+        let Some((buffer, _)) = &self.snapshots else {
+            return Ok(Vec::new());
+        };
+        if self.pending_snapshots.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (p, slot_len) = (self.layout.parameter_count, self.snapshot_slot_len());
+        let values = read_f32(&self.context, buffer, self.pending_snapshots.len() * slot_len).await?;
+        let sets = self.batch_norm_sets();
+        let snapshots = self
+            .pending_snapshots
+            .drain(..)
+            .zip(values.chunks(slot_len))
+            .map(|(of, slot)| {
+                let to_f64 = |values: &[f32]| values.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+                GradientSnapshot {
+                    of,
+                    gradient: to_f64(&slot[..p]),
+                    batch_norm: sets.map(|sets| NormStats {
+                        mean: to_f64(&slot[p..p + sets]),
+                        variance: to_f64(&slot[p + sets..p + 2 * sets]),
+                    }),
+                }
+            })
+            .collect();
+        Ok(snapshots)
     }
 
     /// Class probabilities for `points` (row-major) in evaluation mode, in chunks that fit the
@@ -732,6 +816,10 @@ impl TrainingBackend for GpuEngine {
 
     fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError> {
         pollster::block_on(self.read_records()).map_err(engine_error)
+    }
+
+    fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
+        pollster::block_on(self.read_snapshots()).map_err(engine_error)
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {

@@ -7,6 +7,7 @@ use crate::sim::model::{Layout, Norm};
 use crate::sim::optim::{clip_by_global_norm, global_norm, OptimizerSpec, OptimizerState};
 use crate::sim::real::Real;
 use crate::sim::regime::{Op, StepPlan};
+use crate::sim::trace::{GradientSnapshot, NormStats, SnapshotOf};
 use crate::sim::SimError;
 
 /// Values kept between forward and backward for one hidden layer.
@@ -69,6 +70,7 @@ pub struct ReferenceEngine<T: Real> {
     test_labels: Vec<u32>,
     ws: Workspace<T>,
     records: Vec<StepRecord>,
+    snapshots: Vec<GradientSnapshot>,
 }
 
 fn convert<T: Real>(values: &[f64]) -> Vec<T> {
@@ -129,6 +131,7 @@ impl<T: Real> ReferenceEngine<T> {
             test_labels: test.labels.clone(),
             ws,
             records: Vec::new(),
+            snapshots: Vec::new(),
             layout,
         })
     }
@@ -445,6 +448,27 @@ impl<T: Real> ReferenceEngine<T> {
     pub fn zero_grad(&mut self) {
         self.grads.fill(T::ZERO);
     }
+
+    /// A copy of the gradient buffer `of`, with the first layer's BatchNorm statistics of the
+    /// last pass over items.
+    fn snapshot(&self, of: SnapshotOf) -> GradientSnapshot {
+        let gradient = match of {
+            SnapshotOf::ReferenceGradient => to_f64(&self.reference),
+            SnapshotOf::Gradient => to_f64(&self.grads),
+        };
+        let batch_norm = match (self.layout.spec.norm.mixes_items(), self.ws.layers.first()) {
+            (true, Some(cache)) => Some(NormStats {
+                mean: to_f64(&cache.mean),
+                variance: to_f64(&cache.variance),
+            }),
+            _ => None,
+        };
+        GradientSnapshot {
+            of,
+            gradient,
+            batch_norm,
+        }
+    }
 }
 
 /// How far a step executed phase by phase has got: the next operation of the plan and, within a
@@ -534,6 +558,10 @@ impl<T: Real> ReferenceEngine<T> {
             }
             Op::OptimizerStep { learning_rate } => {
                 self.optimizer.step(&mut self.params, &self.grads, learning_rate);
+                None
+            }
+            Op::Snapshot(of) => {
+                self.snapshots.push(self.snapshot(of));
                 None
             }
         };
@@ -669,6 +697,10 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
         // Drained, not taken: the engine keeps its capacity, so a step never allocates for its
         // record.
         Ok(self.records.drain(..).collect())
+    }
+
+    fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
+        Ok(std::mem::take(&mut self.snapshots))
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {
