@@ -9,4 +9,5 @@ pub mod controls;
 pub mod cpu_worker;
 pub mod engine_choice;
 pub mod session;
+pub mod step_through;
 pub mod texts;

@@ -7,6 +7,7 @@ use crate::plot::{LineChart, Metric};
 use crate::sim::lab::{Lab, RunSpec};
 use crate::sim::metrics::{metrics_csv, RunHistory, StepRecord};
 use crate::sim::regime::{LossNormalization, RegimeSpec};
+use crate::sim::trace::StepTrace;
 
 /// The Lab stops by itself after this many optimizer steps (charts stay readable, memory bounded).
 pub const MAX_LAB_STEPS: u64 = 1000;
@@ -122,6 +123,8 @@ pub struct RunView {
     /// Items in each micro-batch of the latest step (loss / N equals the full batch's mean only
     /// when they are equal).
     pub micro_batch_items: Vec<usize>,
+    /// The latest step seen from inside, while the step-through view is open.
+    pub trace: Option<StepTrace>,
 }
 
 impl RunView {
@@ -243,6 +246,7 @@ impl LabView {
                 bytes_from_gpu: bytes_from_gpu && i < activation_bytes.len(),
                 diverged_at: run.diverged_at,
                 micro_batch_items: run.last_micro_batch_items.clone(),
+                trace: run.trace.clone(),
             })
             .collect();
         Self {
@@ -264,6 +268,9 @@ impl LabView {
             }
             view.diverged_at = run.diverged_at;
             view.micro_batch_items.clone_from(&run.last_micro_batch_items);
+            if view.trace != run.trace {
+                view.trace.clone_from(&run.trace);
+            }
         }
         let added = lab.steps_taken().saturating_sub(self.steps);
         self.steps = lab.steps_taken();

@@ -106,6 +106,8 @@ pub struct StepTrace {
     /// The full-batch gradient at the step's parameters.
     pub full_batch_norm: f64,
     pub full_batch_first_layer: Vec<f64>,
+    /// Inputs of each first-layer unit: the first-layer gradients are `units x fan_in`.
+    pub first_layer_fan_in: usize,
     pub full_batch_norm_stats: Option<NormStats>,
     /// Activation bytes of one pass over the whole batch (what the full batch holds).
     pub full_batch_activation_bytes: usize,
@@ -183,6 +185,7 @@ impl StepTrace {
             applied,
             full_batch_norm: global_norm(&reference.gradient),
             full_batch_first_layer: first_layer_weights(&reference.gradient, layout),
+            first_layer_fan_in: layout.hidden.first().map_or(0, |layer| layer.fan_in),
             full_batch_norm_stats: reference.batch_norm.clone(),
             full_batch_activation_bytes: activation_memory(layout, total_items, ENGINE_BYTES_PER_VALUE).bytes,
         })

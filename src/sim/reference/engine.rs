@@ -522,6 +522,10 @@ impl<T: Real> ReferenceEngine<T> {
         if cursor.finished {
             return Ok(true);
         }
+        if cursor.op == 0 && cursor.phase == 0 {
+            // Only the last step's snapshots are kept (a lab may stop draining them mid-step).
+            self.snapshots.clear();
+        }
         let Some(&op) = plan.ops.get(cursor.op) else {
             return Ok(self.finish_step(cursor));
         };

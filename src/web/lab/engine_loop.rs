@@ -37,10 +37,15 @@ const VIEW_INTERVAL_MS: f64 = 100.0;
 const SIMULATED_LOSS_AFTER: u64 = 4;
 
 pub enum Command {
-    Reset { config: LabConfig, labels: Vec<String> },
+    Reset {
+        config: LabConfig,
+        labels: Vec<String>,
+    },
     Play,
     Pause,
     Step,
+    /// Whether the next steps are traced for the step-through view (it is open).
+    Trace(bool),
 }
 
 /// What the badge says about the engine.
@@ -234,6 +239,8 @@ async fn race_cpu(
 struct Playback {
     playing: Cell<bool>,
     single_steps: Cell<u32>,
+    /// The step-through view is open: the engine traces the steps it takes.
+    traced: Cell<bool>,
 }
 
 impl Playback {
@@ -259,6 +266,7 @@ impl Playback {
                 signals.transport.set(Transport::Paused);
             }
             Command::Step => self.single_steps.set(self.single_steps.get().saturating_add(1)),
+            Command::Trace(on) => self.traced.set(on),
         }
         None
     }
@@ -423,7 +431,12 @@ pub async fn run(
         let keep_going = || single_step || playback.playing.get();
         // What Pause may have to wait for: a step begun while playing ("Pausing…").
         signals.working.set(!single_step);
-        let advanced = handling_commands(engine.advance(steps, &keep_going), &mut commands, &playback, signals).await;
+        let traced = playback.traced.get();
+        let work = async {
+            engine.set_snapshots(traced).await?;
+            engine.advance(steps, &keep_going).await
+        };
+        let advanced = handling_commands(work, &mut commands, &playback, signals).await;
         if !matches!(advanced, Ok(Ok(_))) {
             signals.working.set(false);
         }

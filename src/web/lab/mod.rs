@@ -5,6 +5,7 @@
 pub(crate) mod charts;
 pub(crate) mod controls;
 mod engine_loop;
+mod step_through;
 mod trainer;
 
 use futures_channel::mpsc;
@@ -25,6 +26,7 @@ use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
 use engine_loop::{Command, EngineBadge, LabSignals};
+use step_through::StepThroughPanel;
 
 /// How the Lab page was asked to run, from the URL.
 #[derive(Debug, Clone)]
@@ -516,6 +518,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             <div class="lab-grid">
                 <div class="lab-main">
                     <div hidden=hide_table><ResultsTable view=signals.view /></div>
+                    // Not in an embed: the iframe keeps its compact height (the full Lab has it).
+                    {(!embedded).then(|| view! {
+                        <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train) />
+                    })}
                     <RunningStats view=signals.view />
                     <div hidden=move || !is_memory()><MemoryBars view=signals.view /></div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">

@@ -239,6 +239,32 @@ impl Trainer {
         Ok(out)
     }
 
+    /// Whether the lab traces its steps (the step-through view is open).
+    pub fn snapshots(&self) -> bool {
+        match self {
+            Trainer::Gpu(g) => g.lab().snapshots(),
+            Trainer::Cpu(c, _) => c.snapshots(),
+            Trainer::Worker(_, m) => m.snapshots(),
+        }
+    }
+
+    /// Turns tracing of the next steps on or off (see `Lab::set_snapshots`); nothing to do when
+    /// it already is.
+    pub async fn set_snapshots(&mut self, on: bool) -> Result<(), TrainError> {
+        if self.snapshots() == on {
+            return Ok(());
+        }
+        match self {
+            Trainer::Gpu(g) => g.set_snapshots(on),
+            Trainer::Cpu(c, _) => c.set_snapshots(on),
+            Trainer::Worker(worker, mirror) => match ask(worker, &ToWorker::SetSnapshots { on }, &|| true).await? {
+                FromWorker::SnapshotsSet => mirror.set_snapshots(on),
+                other => return Err(unexpected(other)),
+            },
+        }
+        Ok(())
+    }
+
     /// The first running means of each BatchNorm run (`None` for runs without BatchNorm).
     pub async fn running_means(&self) -> Result<Vec<Option<Vec<f64>>>, TrainError> {
         let mut out = Vec::new();
