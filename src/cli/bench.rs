@@ -136,9 +136,17 @@ fn regime_name(micro_batches: usize) -> &'static str {
     }
 }
 
-const WORK: [(&str, MetricOps); 2] = [
+const WORK: [(&str, MetricOps); 3] = [
     ("training only", MetricOps::NONE),
     ("+ reference grad + eval", MetricOps::ALL),
+    // What a step costs while the step-through view is open (the Lab's default is the row above).
+    (
+        "+ step-through snapshots",
+        MetricOps {
+            snapshots: true,
+            ..MetricOps::ALL
+        },
+    ),
 ];
 
 /// The most timed steps per measurement: about a minute of CPU work per row on a slow machine.

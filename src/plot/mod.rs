@@ -279,12 +279,17 @@ impl LineChart {
             // anything visible" rather than filling the chart.
             y0 = y0.max(LOG_FLOOR) / 2.0;
             y1 = y1.max(y0 * 4.0).max(1e-6) * 2.0;
+            // Whole decades, so that even a flat series has a labelled tick at each end.
+            y0 = 10f64.powf(y0.log10().floor());
+            y1 = 10f64.powf(y1.log10().ceil());
         } else {
             // At least a ten-thousandth of the values' size: curves that agree to f32 rounding
             // (a cosine of 1 +- 1e-7) are drawn flat with tick labels that differ, instead of
             // blowing rounding noise up to the chart's height.
+            // A series flat at zero (a loss of exactly 0) gets a unit range around it.
             let magnitude = y0.abs().max(y1.abs());
-            let pad = ((y1 - y0) * 0.05).max(1e-4 * magnitude).max(1e-9);
+            let floor = if magnitude < 1e-9 { 1.0 } else { 1e-9 };
+            let pad = ((y1 - y0) * 0.05).max(1e-4 * magnitude).max(floor);
             y0 -= pad;
             y1 += pad;
         }
@@ -316,6 +321,8 @@ pub fn axis_label(value: f64, (low, high): (f64, f64)) -> String {
     } else {
         1
     };
+    // A tick at zero computed as -1e-17 is "0.0", not "-0.0" next to "0.0".
+    let value = if value.abs() < step * 1e-6 { 0.0 } else { value };
     format!("{value:.decimals$}")
 }
 
@@ -656,6 +663,59 @@ mod tests {
         );
         assert_eq!(with_decimal_comma("4.00".into(), true), "4,00");
         assert_eq!(with_decimal_comma("4.00".into(), false), "4.00");
+    }
+
+    /// The y axis's tick labels of `chart` drawn as SVG, top to bottom.
+    fn y_tick_labels(chart: &LineChart) -> Vec<String> {
+        register_test_font();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (500, 300)).into_drawing_area();
+            draw_line_chart(&root, chart).unwrap();
+        }
+        // Tick labels are <text> elements right-aligned in the label area (x below 64 px).
+        let mut labels = Vec::new();
+        let mut lines = svg.lines();
+        while let Some(line) = lines.next() {
+            if line.contains("<text") && line.contains("text-anchor=\"end\"") {
+                if let Some(text) = lines.next() {
+                    labels.push(text.trim().to_string());
+                }
+            }
+        }
+        labels
+    }
+
+    /// A flat series (every cosine exactly 1) or a nearly flat one gets ticks that differ, not
+    /// "1.0" ten times; a flat log series too.
+    #[test]
+    fn flat_and_nearly_flat_series_get_distinct_ticks() {
+        let cases: [(Metric, fn(u64) -> StepRecord); 4] = [
+            (Metric::GradCosine, |s| StepRecord {
+                grad_cosine: Some(1.0),
+                ..record(s, 1.0, None)
+            }),
+            (Metric::GradCosine, |s| StepRecord {
+                grad_cosine: Some(1.0 - 1e-9 * s as f64),
+                ..record(s, 1.0, None)
+            }),
+            (Metric::TrainLoss, |s| record(s, 0.0, None)),
+            (Metric::GradRelativeError, |s| record(s, 1.0, Some(3.0))),
+        ];
+        for (metric, make) in cases {
+            let steps: Vec<StepRecord> = (0..30).map(make).collect();
+            let chart = LineChart::from_histories(metric, [run("a", &steps)]);
+            let labels = y_tick_labels(&chart);
+            assert!(labels.len() >= 2, "{metric:?}: {labels:?}");
+            let mut unique = labels.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(
+                unique.len(),
+                labels.len(),
+                "{metric:?}: repeated tick labels {labels:?}"
+            );
+        }
     }
 
     /// Draws charts into a bitmap and counts pixels of the run's colour in the column of the
