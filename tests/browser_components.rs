@@ -133,8 +133,10 @@ async fn a_chart_draws_once_there_is_data() {
     let view = RwSignal::new(LabView::new(&lab, labels, vec![], false));
     let chart = Memo::new(move |_| view.with(|v| v.chart(Metric::TrainLoss)));
     let (resized, _) = signal(0u32);
+    let inspect = RwSignal::new(None::<u64>);
+    let last_step = Signal::derive(move || view.with(|v| v.steps));
     let mounted = mount_to(root.clone(), move || {
-        view! { <ChartCanvas chart=chart file_name="loss.png" testid="chart" resized=resized /> }
+        view! { <ChartCanvas chart=chart file_name="loss.png" testid="chart" resized=resized inspect=inspect last_step=last_step /> }
     });
     settle().await;
     let canvas: web_sys::HtmlCanvasElement = root.query_selector("canvas").unwrap().unwrap().unchecked_into();
@@ -161,5 +163,26 @@ async fn a_chart_draws_once_there_is_data() {
     assert_eq!(canvas.width(), container, "sized to its container");
     let after = ink(&canvas);
     assert!(after > before + 500, "curves drawn: {before} -> {after} dark pixels");
+    // A step inspected elsewhere (another chart, the scrubber) gets a crosshair here, inside
+    // the canvas, further right for a later step; none for a step not taken yet.
+    assert!(root.query_selector(".crosshair").unwrap().is_none());
+    let mut lefts = Vec::new();
+    for step in [2u64, 4] {
+        inspect.set(Some(step));
+        settle().await;
+        let crosshair: web_sys::HtmlElement = root
+            .query_selector(".crosshair")
+            .unwrap()
+            .expect("crosshair")
+            .unchecked_into();
+        assert_eq!(crosshair.dataset().get("step"), Some(step.to_string()));
+        // Its place as a share of the canvas's width (the page's style sheet positions it).
+        let left = crosshair.style().get_property_value("left").unwrap();
+        lefts.push(left.trim_end_matches('%').parse::<f64>().unwrap());
+    }
+    assert!(0.0 < lefts[0] && lefts[0] < lefts[1] && lefts[1] < 100.0, "{lefts:?}");
+    inspect.set(Some(9));
+    settle().await;
+    assert!(root.query_selector(".crosshair").unwrap().is_none());
     drop(mounted);
 }

@@ -435,3 +435,13 @@ code-backward-adds = adds into .grad; nothing is applied yet
 code-clip-in-loop = wrong: clips each partial sum, not the whole gradient
 code-scheduler-in-loop = wrong: the schedule advances N times per update
 code-zero-grad-forgotten = missing: gradients of earlier steps keep adding up
+
+## Linked views: a chart's crosshair and the history scrubber
+chart-inspect-step = Step { $step }
+results-title-inspected = After step { $step } (inspecting a past step; training is at step { $live })
+scrubber-label = Inspect a past step
+scrubber-value = step { $step } of { $live }
+scrubber-live = showing the live step
+scrubber-at = showing step { $step }
+scrubber-back-to-live = Back to the live step
+boundaries-snapshot = Inspecting step { $step }: the boundaries drawn after step { $kept }, the nearest of { $count } kept snapshots ({ $bytes } in memory; at most 24 are kept, spread over the run).

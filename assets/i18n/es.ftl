@@ -435,3 +435,13 @@ code-backward-adds = suma en .grad; todavía no se aplica nada
 code-clip-in-loop = mal: recorta cada suma parcial, no el gradiente entero
 code-scheduler-in-loop = mal: el calendario avanza N veces por actualización
 code-zero-grad-forgotten = falta: los gradientes de pasos anteriores se siguen sumando
+
+## Vistas enlazadas: la cruz de una gráfica y el deslizador del historial
+chart-inspect-step = Paso { $step }
+results-title-inspected = Tras el paso { $step } (inspeccionando un paso anterior; el entrenamiento va por el paso { $live })
+scrubber-label = Inspeccionar un paso anterior
+scrubber-value = paso { $step } de { $live }
+scrubber-live = mostrando el paso en curso
+scrubber-at = mostrando el paso { $step }
+scrubber-back-to-live = Volver al paso en curso
+boundaries-snapshot = Inspeccionando el paso { $step }: las fronteras dibujadas tras el paso { $kept }, la más cercana de { $count } instantáneas guardadas ({ $bytes } en memoria; se guardan 24 como mucho, repartidas por la ejecución).

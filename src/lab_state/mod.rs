@@ -4,6 +4,7 @@
 //! results, memory); which engine is faster here; and the message ids of each experiment's texts. The Lab's components are
 //! thin views over these.
 
+pub mod boundary_history;
 pub mod chart_text;
 pub mod controls;
 pub mod cpu_worker;

@@ -316,11 +316,27 @@ impl LabView {
     }
 
     pub fn rows(&self) -> Vec<ResultRow> {
+        self.rows_at(None)
+    }
+
+    /// The results table at step `step` (1-based, as the charts and the scrubber count), or at
+    /// the latest step. A run that diverged later shows its numbers of that step.
+    pub fn rows_at(&self, step: Option<u64>) -> Vec<ResultRow> {
         self.runs
             .iter()
             .enumerate()
             .filter_map(|(style, run)| {
-                let last = run.history.last()?;
+                let last = match step {
+                    None => run.history.last()?,
+                    Some(step) => {
+                        let at = run.history.partition_point(|r| r.step < step);
+                        run.history.get(at.checked_sub(1)?).filter(|r| r.step + 1 == step)?
+                    }
+                };
+                let diverged_by_then = match step {
+                    None => true,
+                    Some(step) => run.diverged_at.is_some_and(|at| at < step),
+                };
                 Some(ResultRow {
                     label: run.label.clone(),
                     style,
@@ -338,7 +354,7 @@ impl LabView {
                         format!("{:.4e}", last.grad_norm)
                     },
                     accuracy: last.test_accuracy.map(|a| format!("{:.1} %", a * 100.0)),
-                    diverged: run.divergence(),
+                    diverged: run.divergence().filter(|_| diverged_by_then),
                 })
             })
             .collect()
@@ -539,6 +555,29 @@ mod tests {
             vec![("full batch", 0), ("accumulate 4, unscaled", 2)]
         );
         assert!(!view.shows(Metric::ClipFactor) && view.shows(Metric::GradNorm));
+    }
+
+    /// The scrubber and a chart's crosshair show the table of a past step: that step's record,
+    /// and a divergence only from the step it happened.
+    #[test]
+    fn rows_at_a_past_step_show_that_steps_numbers() {
+        let mut lab = CpuLab::<f32>::cpu(small("scaling")).unwrap();
+        lab.run(5, |_| {}).unwrap();
+        let mut view = LabView::new(&lab, labels(&lab), vec![], false);
+        assert_eq!(view.rows_at(None), view.rows());
+        assert_eq!(view.rows_at(Some(5)), view.rows());
+        let second = view.rows_at(Some(2));
+        assert_eq!(second.len(), view.runs.len());
+        for (row, run) in second.iter().zip(&view.runs) {
+            assert_eq!(row.exact_loss, run.history[1].train_loss);
+        }
+        assert!(view.rows_at(Some(0)).is_empty() && view.rows_at(Some(6)).is_empty());
+        view.runs[2].diverged_at = Some(3);
+        assert!(
+            view.rows_at(Some(3))[2].diverged.is_none(),
+            "not diverged yet at step 3"
+        );
+        assert!(view.rows_at(Some(4))[2].diverged.is_some());
     }
 
     #[test]

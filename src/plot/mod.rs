@@ -244,6 +244,20 @@ impl LineChart {
         }
     }
 
+    /// Each series' value at step `x` (1-based, as drawn), `None` where it has none (a run
+    /// that diverged before, a metric it does not record): what a crosshair's tooltip lists.
+    pub fn values_at(&self, x: u64) -> Vec<(usize, &str, Option<f64>)> {
+        let x = x as f64;
+        self.series
+            .iter()
+            .map(|s| {
+                let at = s.points.partition_point(|&(px, _)| px < x);
+                let value = s.points.get(at).filter(|&&(px, _)| px == x).map(|&(_, y)| y);
+                (s.style, s.label.as_str(), value)
+            })
+            .collect()
+    }
+
     /// The x and y ranges covering every point and every divergence mark, padded so curves do
     /// not touch the frame.
     pub fn bounds(&self) -> Option<((f64, f64), (f64, f64))> {
@@ -421,7 +435,50 @@ where
 }
 
 /// Draws `chart` onto `area`, filling it.
-pub fn draw_line_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &LineChart) -> Result<(), PlotError>
+/// Where a line chart's plot area lies on its drawing (pixels) and which steps it spans, so
+/// that a pointer maps to a step and a step to a crosshair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotFrame {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub bottom: f64,
+    /// The x (step) values at `left` and `right`.
+    pub x_range: (f64, f64),
+}
+
+impl PlotFrame {
+    fn of(pixels: (std::ops::Range<i32>, std::ops::Range<i32>), x_range: (f64, f64)) -> Self {
+        let (x, y) = pixels;
+        Self {
+            left: f64::from(x.start),
+            right: f64::from(x.end),
+            top: f64::from(y.start),
+            bottom: f64::from(y.end),
+            x_range,
+        }
+    }
+
+    /// The x value under a pixel column.
+    pub fn x_at(&self, pixel: f64) -> f64 {
+        let (x0, x1) = self.x_range;
+        let width = (self.right - self.left).max(1.0);
+        x0 + (pixel - self.left) / width * (x1 - x0)
+    }
+
+    /// The pixel column of an x value.
+    pub fn pixel_of(&self, x: f64) -> f64 {
+        let (x0, x1) = self.x_range;
+        let span = if x1 > x0 { x1 - x0 } else { 1.0 };
+        self.left + (x - x0) / span * (self.right - self.left)
+    }
+}
+
+/// Draws `chart` and returns where its plot area lies.
+pub fn draw_line_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &LineChart,
+) -> Result<PlotFrame, PlotError>
 where
     DB::ErrorType: 'static,
 {
@@ -441,8 +498,10 @@ where
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(64);
+    let frame;
     if chart.log_y {
         let mut ctx = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+        frame = PlotFrame::of(ctx.plotting_area().get_pixel_range(), (x0, x1));
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
             .y_desc(chart.y_label.as_str())
@@ -459,6 +518,7 @@ where
         }
     } else {
         let mut ctx = builder.build_cartesian_2d(x0..x1, y0..y1)?;
+        frame = PlotFrame::of(ctx.plotting_area().get_pixel_range(), (x0, x1));
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
             .x_label_formatter(&|v| step_label(*v))
@@ -475,7 +535,7 @@ where
         draw_legend(&legend_area, chart, legend)?;
     }
     area.present()?;
-    Ok(())
+    Ok(frame)
 }
 
 #[cfg(test)]
@@ -686,11 +746,39 @@ mod tests {
         labels
     }
 
+    /// The frame a drawing returns maps pixels to steps and back, inside the drawing; a
+    /// crosshair's tooltip reads each run's value at a step (none where a run has none).
+    #[test]
+    fn the_frame_maps_pixels_to_steps_and_values_are_read_at_a_step() {
+        register_test_font();
+        let long: Vec<StepRecord> = (0..20).map(|s| record(s, 1.0 + s as f64, None)).collect();
+        let short: Vec<StepRecord> = (0..5).map(|s| record(s, 2.0, None)).collect();
+        let chart = LineChart::from_histories(Metric::TrainLoss, [run("long", &long), run("short", &short)]);
+        let mut svg = String::new();
+        let frame = {
+            let root = SVGBackend::with_string(&mut svg, (500, 300)).into_drawing_area();
+            draw_line_chart(&root, &chart).unwrap()
+        };
+        assert!(0.0 < frame.left && frame.left < frame.right && frame.right <= 500.0);
+        assert!(0.0 <= frame.top && frame.top < frame.bottom && frame.bottom <= 300.0);
+        for step in [1.0, 7.0, 20.0] {
+            let pixel = frame.pixel_of(step);
+            assert!(frame.left <= pixel && pixel <= frame.right);
+            assert!((frame.x_at(pixel) - step).abs() < 1e-9);
+        }
+        assert_eq!(
+            chart.values_at(3),
+            vec![(0, "long", Some(3.0)), (1, "short", Some(2.0))]
+        );
+        assert_eq!(chart.values_at(12), vec![(0, "long", Some(12.0)), (1, "short", None)]);
+    }
+
     /// A flat series (every cosine exactly 1) or a nearly flat one gets ticks that differ, not
     /// "1.0" ten times; a flat log series too.
     #[test]
     fn flat_and_nearly_flat_series_get_distinct_ticks() {
-        let cases: [(Metric, fn(u64) -> StepRecord); 4] = [
+        type Case = (Metric, fn(u64) -> StepRecord);
+        let cases: [Case; 4] = [
             (Metric::GradCosine, |s| StepRecord {
                 grad_cosine: Some(1.0),
                 ..record(s, 1.0, None)

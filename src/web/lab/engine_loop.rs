@@ -19,6 +19,7 @@ use super::super::worker::CpuWorker;
 use super::trainer::{TrainError, Trainer};
 use crate::gpu::context::GpuContext;
 use crate::i18n::Msg;
+use crate::lab_state::boundary_history::BoundaryHistory;
 use crate::lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
 use crate::lab_state::session::{FrameBudget, LabView, Transport, MAX_LAB_STEPS};
 use crate::plot::boundary::{DecisionBoundary, Grid};
@@ -67,6 +68,8 @@ pub struct LabSignals {
     pub engine: RwSignal<EngineBadge>,
     pub engine_notice: RwSignal<Option<Msg>>,
     pub boundaries: RwSignal<Vec<Option<DecisionBoundary>>>,
+    /// Boundaries of past steps, for the history scrubber.
+    pub boundary_history: RwSignal<BoundaryHistory>,
     pub first_step_ms: RwSignal<Option<f64>>,
     /// Whether the engine works on steps begun while playing (they finish after a Pause).
     pub working: RwSignal<bool>,
@@ -124,7 +127,7 @@ async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Resul
     let probabilities = trainer.predict_all(&grid.centres()).await?;
     // A diverged run keeps the last boundary it had while its numbers were finite.
     let previous = signals.boundaries.get_untracked();
-    let boundaries = probabilities
+    let boundaries: Vec<Option<DecisionBoundary>> = probabilities
         .iter()
         .enumerate()
         .map(|(run, p)| match p {
@@ -138,6 +141,8 @@ async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Resul
             None => previous.get(run).cloned().flatten(),
         })
         .collect();
+    let step = trainer.steps_taken();
+    signals.boundary_history.update(|h| h.push(step, boundaries.clone()));
     signals.boundaries.set(boundaries);
     let means = trainer.running_means().await?;
     signals.view.update(|v| {
@@ -348,6 +353,7 @@ pub async fn run(
                     signals.view.set(built.view(labels.clone()));
                     signals.cpu_in_worker.set(built.in_worker());
                     signals.boundaries.set(Vec::new());
+                    signals.boundary_history.update(BoundaryHistory::clear);
                     signals.transport.set(Transport::Idle);
                     current = Some((config, labels));
                     let refreshed = handling_commands(

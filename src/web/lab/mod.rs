@@ -111,8 +111,8 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>)
 }
 
 #[component]
-fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
-    let rows = move || view.with(LabView::rows);
+fn ResultsTable(view: RwSignal<LabView>, inspected: Signal<Option<u64>>) -> impl IntoView {
+    let rows = move || view.with(|v| v.rows_at(inspected.get()));
     let agreement_msg = move || view.with(LabView::scaled_agreement);
     let agreement = move || agreement_msg().map(|m| msg(&m));
     let ratio_note = move || view.with(LabView::ratio_note);
@@ -158,7 +158,10 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
     let steps = move || view.with(|v| v.steps);
     view! {
         <section class="results" aria-labelledby="results-title">
-            <h3 id="results-title">{move || msg(&Msg::new("results-title").arg("step", steps()))}</h3>
+            <h3 id="results-title" data-testid="results-title">{move || match inspected.get() {
+                Some(step) => msg(&Msg::new("results-title-inspected").arg("step", step).arg("live", steps())),
+                None => msg(&Msg::new("results-title").arg("step", steps())),
+            }}</h3>
             <p class="muted" hidden=move || steps() != 0>{tr("results-empty")}</p>
             <div class="table-scroll" tabindex="0" role="region" aria-labelledby="results-title">
                 <table data-testid="results-table">
@@ -178,6 +181,37 @@ fn ResultsTable(view: RwSignal<LabView>) -> impl IntoView {
             </p>
             <p class="agreement" data-testid="agreement" data-agreement=agreement_kind>{agreement}</p>
         </section>
+    }
+}
+
+/// Drag to any past step: every chart's crosshair, the tooltip's values and the results table
+/// follow; "Live" (or the end of the range) returns to the step that trains.
+#[component]
+fn HistoryScrubber(inspect: RwSignal<Option<u64>>, last_step: Signal<u64>) -> impl IntoView {
+    let value = move || {
+        inspect
+            .get()
+            .filter(|&s| s <= last_step.get())
+            .unwrap_or(last_step.get())
+    };
+    let live = move || inspect.get().is_none_or(|s| s > last_step.get());
+    view! {
+        <div class="scrubber" hidden=move || last_step.get() < 2>
+            <label for="history-scrubber">{tr("scrubber-label")}</label>
+            <input type="range" id="history-scrubber" data-testid="history-scrubber" min="1"
+                max=move || last_step.get().to_string() prop:value=move || value().to_string()
+                aria-valuetext=move || msg(&Msg::new("scrubber-value").arg("step", value()).arg("live", last_step.get()))
+                on:input=move |ev| {
+                    let step = event_target_value(&ev).parse::<u64>().ok();
+                    inspect.set(step.filter(|&s| s < last_step.get_untracked()));
+                } />
+            <span class="scrubber-step" data-testid="scrubber-step">
+                {move || if live() { tr("scrubber-live") } else { msg(&Msg::new("scrubber-at").arg("step", value())) }}
+            </span>
+            <button type="button" data-testid="scrubber-live" disabled=live on:click=move |_| inspect.set(None)>
+                {tr("scrubber-back-to-live")}
+            </button>
+        </div>
     }
 }
 
@@ -236,6 +270,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         engine: RwSignal::new(EngineBadge::Preparing),
         engine_notice: RwSignal::new(None),
         boundaries: RwSignal::new(Vec::<Option<DecisionBoundary>>::new()),
+        boundary_history: RwSignal::new(Default::default()),
         first_step_ms: RwSignal::new(None),
         working: RwSignal::new(false),
         steps_per_frame: RwSignal::new(options.controls.steps_per_frame),
@@ -356,6 +391,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let steps = move || signals.view.with(|v| v.steps);
 
     let runs_off = Memo::new(move |_| controls.with(|c| c.runs_off.clone()));
+    // The step a chart's crosshair or the scrubber inspects (1-based); `None`: the live step.
+    let inspect = RwSignal::new(None::<u64>);
+    let last_step = Signal::derive(move || signals.view.with(|v| v.steps));
+    let inspected = Signal::derive(move || inspect.get().filter(|&s| s <= last_step.get()));
     // Every chart the embed does not hide; each is drawn only where it says something for these
     // runs (the learning rate under a schedule, the clipping factor where a run clips).
     // Every chart the embed does not hide, each drawn only where it says something for these
@@ -376,7 +415,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         let testid = format!("chart-{}", metric.slug());
         view! {
             <Show when=shown>
-                <ChartCanvas chart=chart file_name=file_name.clone() testid=testid.clone() resized=resized />
+                <ChartCanvas chart=chart file_name=file_name.clone() testid=testid.clone() resized=resized
+                    inspect=inspect last_step=last_step />
             </Show>
         }
     };
@@ -421,10 +461,34 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             .into_iter()
             .enumerate()
             .map(|(i, label)| {
-                let boundary = Signal::derive(move || signals.boundaries.with(|b| b.get(i).cloned().flatten()));
+                // The live boundary, or while a past step is inspected the nearest kept one.
+                let boundary = Signal::derive(move || match inspected.get() {
+                    Some(step) => signals
+                        .boundary_history
+                        .with(|h| h.at(step).and_then(|(_, b)| b.get(i).cloned().flatten())),
+                    None => signals.boundaries.with(|b| b.get(i).cloned().flatten()),
+                });
                 view! { <BoundaryCanvas boundary=boundary label=label resized=resized /> }
             })
             .collect_view()
+    };
+    // While a past step is inspected: the kept snapshot shown, and what the kept ones cost.
+    let boundary_step = move || match inspected.get() {
+        Some(step) => signals
+            .boundary_history
+            .with(|h| h.at(step).map_or(0, |(kept, _)| kept)),
+        None => steps(),
+    };
+    let boundary_note = move || {
+        let step = inspected.get()?;
+        let (kept, count, bytes) = signals
+            .boundary_history
+            .with(|h| (h.at(step).map_or(0, |(kept, _)| kept), h.len(), h.bytes()));
+        Some(msg(&Msg::new("boundaries-snapshot")
+            .arg("step", step)
+            .arg("kept", kept)
+            .arg("count", count)
+            .arg("bytes", format_bytes(bytes as u64))))
     };
     let download_csv = move |_| {
         let csv = signals.view.with(LabView::csv);
@@ -517,7 +581,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">
-                    <div hidden=hide_table><ResultsTable view=signals.view /></div>
+                    <div hidden=hide_table><ResultsTable view=signals.view inspected=inspected /></div>
+                    <HistoryScrubber inspect=inspect last_step=last_step />
                     // Not in an embed: the iframe keeps its compact height (the full Lab has it).
                     {(!embedded).then(|| view! {
                         <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train) />
@@ -536,7 +601,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     // click shows them.
                     <details class="boundaries" open=!embedded hidden=hide_boundaries
                         on:toggle=move |_| set_resized.update(|n| *n += 1)>
-                        <summary><h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", steps()))}</h3></summary>
+                        <summary><h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", boundary_step()))}</h3></summary>
+                        <p class="muted" data-testid="boundary-snapshot" hidden=move || inspected.get().is_none()>{boundary_note}</p>
                         <div class="boundary-grid" data-testid="boundaries">{boundaries}</div>
                     </details>
                 </div>
