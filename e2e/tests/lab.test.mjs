@@ -160,7 +160,7 @@ test('sandbox: invalid settings are explained next to the control and cannot sta
   await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await error.textContent(), '');
   // Every setting is in the URL: a reload reproduces the experiment.
-  await page.getByLabel('Optimizer').selectOption('adam');
+  await page.getByLabel('Optimizer', { exact: true }).selectOption('adam');
   await page.getByLabel('Hidden widths').fill('32-16');
   const url = await address(page);
   assert.equal(url.searchParams.get('batch'), '100');
@@ -170,7 +170,7 @@ test('sandbox: invalid settings are explained next to the control and cannot sta
   await page.reload();
   await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByLabel('Batch size B').inputValue(), '100');
-  assert.equal(await page.getByLabel('Optimizer').inputValue(), 'adam');
+  assert.equal(await page.getByLabel('Optimizer', { exact: true }).inputValue(), 'adam');
   assert.equal(await page.getByLabel('Learning rate').inputValue(), '0.2');
   await train(page, 10);
   const [full, scaled] = await results(page);
