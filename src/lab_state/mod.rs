@@ -7,6 +7,7 @@
 pub mod boundary_history;
 pub mod chart_text;
 pub mod controls;
+pub mod course;
 pub mod cpu_worker;
 pub mod engine_choice;
 pub mod session;

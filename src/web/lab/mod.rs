@@ -4,6 +4,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod controls;
+mod course;
 mod engine_loop;
 mod step_through;
 mod trainer;
@@ -25,6 +26,7 @@ use crate::plot::{ChartLook, LineChart, Metric};
 use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
+use course::CoursePanel;
 use engine_loop::{Command, EngineBadge, LabSignals};
 use step_through::StepThroughPanel;
 
@@ -553,6 +555,14 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     {move || msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))}
                 </p>
             </header>
+            // The presets as a course (not in an embed, which shows one experiment).
+            {(!embedded).then(|| view! {
+                <CoursePanel experiment=Signal::derive(experiment) view=signals.view
+                    go_to=Callback::new(move |id: &'static str| {
+                        typo.set(None);
+                        controls.update(|c| *c = c.with_experiment(id));
+                    }) />
+            })}
             <EngineBadgeView engine=signals.engine cpu_in_worker=signals.cpu_in_worker />
             <p class="notice" role="status" data-testid="engine-notice"
                 hidden=move || signals.engine_notice.with(Option::is_none)>

@@ -1,0 +1,61 @@
+// The presets as a course: predict, then observe (the answer revealed with the number the
+// learner's own run measured), the progress strip and the way on to the next experiment, the
+// closing summary and the quiz; progress survives a reload and unreadable progress is kept aside.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { withAppAndBrowser, screenshot, expectAccessible } from '../harness.mjs';
+import { openLab, train } from '../lab-helpers.mjs';
+
+const app = withAppAndBrowser();
+
+test('scaling: predict, train, see the answer measured in the run, go on to the next experiment', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling&engine=cpu', { viewport: { width: 1280, height: 1000 } });
+  assert.equal(await page.getByTestId('course-position').textContent(), 'Experiment 1 of 6');
+  assert.match(await page.getByTestId('prediction').textContent(), /Its gradient will be … the full batch's/);
+  assert.ok(await page.getByTestId('predict-lock').isDisabled(), 'nothing chosen yet');
+  await page.getByLabel('the same as').check();
+  await page.getByTestId('predict-lock').click();
+  assert.match(await page.getByTestId('predict-locked').textContent(), /Your prediction: the same as/);
+  assert.match(await page.getByTestId('predict-wait').textContent(), /Train 30 steps/);
+  await expectAccessible(page, 'prediction locked in');
+  await train(page, 30);
+  await page.getByTestId('predict-verdict').waitFor();
+  assert.equal(await page.getByTestId('predict-verdict').getAttribute('data-correct'), 'false');
+  assert.match(await page.getByTestId('predict-verdict').textContent(), /Not quite: the answer is 4 times\./);
+  const measured = await page.getByTestId('predict-measured').textContent();
+  const ratio = Number(measured.match(/unscaled gradient at ([\d.]+) times/)?.[1]);
+  assert.ok(Math.abs(ratio - 4) < 0.01, measured);
+  await screenshot(page, 'course-scaling-revealed');
+  // Progress is kept apart from the URL: a reload shows the same answer and the observed step.
+  await page.reload();
+  await page.getByTestId('predict-verdict').waitFor();
+  assert.match(await page.locator('[data-course-step=scaling]').textContent(), /1✓/);
+  await page.getByTestId('course-next').click();
+  assert.match(await page.getByTestId('scenario-title').textContent(), /The same with Adam|Adam/);
+  assert.equal(await page.getByTestId('course-position').textContent(), 'Experiment 2 of 6');
+  assert.equal(await page.getByTestId('predict-lock').isVisible(), true, 'a new question');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the last experiment closes with a summary and the quiz; unreadable progress is kept aside', async () => {
+  const page = await openLab(app, '?view=lab&scenario=memory&engine=cpu', { viewport: { width: 1280, height: 1000 } });
+  await page.evaluate(() => localStorage.setItem('gradlab.course', '{"predictions":{"scaling":99}}'));
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
+  assert.match(await page.getByTestId('course').textContent(), /could not be read; it is kept aside under gradlab\.course\.unreadable/);
+  const kept = await page.evaluate(() => localStorage.getItem('gradlab.course.unreadable'));
+  assert.match(kept, /scaling\\":99/);
+  await page.getByLabel('a quarter').check();
+  await page.getByTestId('predict-lock').click();
+  await train(page, 30);
+  await page.getByTestId('course-summary').waitFor();
+  assert.equal(await page.getByTestId('predict-verdict').getAttribute('data-correct'), 'true');
+  assert.match(await page.getByTestId('predict-measured').textContent(), /for 4 micro-batches against .* for the full batch, 0\.2\d of it/);
+  assert.equal(await page.getByTestId('course-summary').getByRole('link').getAttribute('href'), '?view=quiz');
+  assert.equal(await page.getByTestId('course-summary').locator('h4').textContent(), 'The end of the course (1 of 6 experiments observed)');
+  await expectAccessible(page, 'course summary');
+  await screenshot(page, 'course-summary');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
