@@ -592,6 +592,21 @@ fn snapshots_trace_the_partial_sums_of_one_step(backend: &Backend) {
         assert!(relative(&trace.applied.first_layer, weights) <= backend.tolerance);
         let examples: Vec<usize> = trace.micro_batches.iter().flat_map(|m| m.examples.clone()).collect();
         assert_eq!(examples, traced.last_examples());
+        // The data plot's points are the micro-batch's items, in order.
+        let train = &traced.dataset().train;
+        for micro_batch in &trace.micro_batches {
+            assert_eq!(micro_batch.points.len(), micro_batch.items);
+            let first = train.items_in(micro_batch.examples[0]).start;
+            let (x, y, label) = micro_batch.points[0];
+            assert_eq!(
+                (x, y, label),
+                (
+                    train.inputs[2 * first],
+                    train.inputs[2 * first + 1],
+                    train.labels[first]
+                )
+            );
+        }
     }
     let full = &traces[0];
     assert!(full.micro_batches[0].partial.relative_error < backend.tolerance);

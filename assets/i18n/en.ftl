@@ -501,3 +501,5 @@ predict-memory-choice-2 = 4 times
 predict-memory-why = Activations are held from a micro-batch's forward to its backward only, so the peak holds one micro-batch: a quarter of the items.
 predict-memory-measured = Here: { $four } for 4 micro-batches against { $full } for the full batch, { $ratio } of it.
 course-unreadable = Your saved course progress could not be read; it is kept aside under { $key } and the course starts afresh.
+step-data-caption = The step's { $total } items; micro-batch { $k }'s { $items } in colour (the ones its forward and backward see).
+step-data-caption-none = The step's { $total } items.

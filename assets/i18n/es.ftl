@@ -501,3 +501,5 @@ predict-memory-choice-2 = 4 veces
 predict-memory-why = Las activaciones se guardan solo desde el forward de un micro-lote hasta su backward, así que el pico guarda un micro-lote: la cuarta parte de los elementos.
 predict-memory-measured = Aquí: { $four } con 4 micro-lotes frente a { $full } con el lote completo, { $ratio } de ella.
 course-unreadable = No se pudo leer tu progreso guardado del curso; se conserva aparte en { $key } y el curso empieza de nuevo.
+step-data-caption = Los { $total } elementos del paso; en color los { $items } del micro-lote { $k } (los que ven su forward y su backward).
+step-data-caption-none = Los { $total } elementos del paso.

@@ -80,6 +80,10 @@ for (const engine of ['gpu', 'cpu']) {
         assert.equal(await page.getByTestId('phase-previous').isDisabled(), true);
         // The executed line of the loop is highlighted, in step with the phase.
         assert.equal(await page.locator('[data-testid=step-code] .current').textContent(), '▶         outputs = model(x_k)');
+        // The data plot highlights the items of the micro-batch being processed.
+        assert.equal(await page.getByTestId('micro-batch-plot').getAttribute('data-highlighted'), '64');
+        assert.match(await page.getByTestId('micro-batch-plot').textContent(), /The step's 256 items; micro-batch 1's 64 in colour/);
+        assert.equal(await page.locator('[data-testid=micro-batch-plot] circle').count(), 256);
         await expectAccessible(page, 'step-through at its first phase');
       }
       if (await page.getByTestId('phase-next').isDisabled()) break;

@@ -434,12 +434,28 @@ impl<B> Lab<B> {
             .into_iter()
             .map(|range| examples[range].to_vec())
             .collect();
+        let train = &self.dataset.train;
+        let d = self.dataset.input_dim;
+        let micro_batch_points: Vec<Vec<(f64, f64, u32)>> = micro_batch_examples
+            .iter()
+            .map(|examples| {
+                examples
+                    .iter()
+                    .flat_map(|&e| train.items_in(e))
+                    .map(|item| {
+                        let x = &train.inputs[item * d..(item + 1) * d];
+                        (x[0], x.get(1).copied().unwrap_or(0.0), train.labels[item])
+                    })
+                    .collect()
+            })
+            .collect();
         let traced = TracedStep {
             step: self.step.saturating_sub(1),
             plan,
             regime: &run.spec.regime,
             clip_max_norm: run.spec.clip_max_norm,
             micro_batch_examples: &micro_batch_examples,
+            micro_batch_points: &micro_batch_points,
             micro_batch_items: &run.last_micro_batch_items,
         };
         run.trace = Some(StepTrace::new(traced, snapshots, &run.layout)?);

@@ -76,6 +76,8 @@ fn first_layer_weights(values: &[f64], layout: &Layout) -> Vec<f64> {
 pub struct MicroBatchTrace {
     /// Training example indices it holds.
     pub examples: Vec<usize>,
+    /// Its items as points of the data plot: the first two inputs and the label.
+    pub points: Vec<(f64, f64, u32)>,
     pub items: usize,
     /// The weight of each item's loss in the backward pass (1/(items·N), 1/items or 1/total).
     pub item_weight: f64,
@@ -125,6 +127,8 @@ pub struct TracedStep<'a> {
     pub clip_max_norm: Option<f64>,
     /// Training example indices of each micro-batch.
     pub micro_batch_examples: &'a [Vec<usize>],
+    /// The items of each micro-batch as points (first two inputs, label).
+    pub micro_batch_points: &'a [Vec<(f64, f64, u32)>],
     pub micro_batch_items: &'a [usize],
 }
 
@@ -160,6 +164,7 @@ impl StepTrace {
                     let items = traced.micro_batch_items.get(k).copied().ok_or_else(missing)?;
                     micro_batches.push(MicroBatchTrace {
                         examples: traced.micro_batch_examples.get(k).cloned().unwrap_or_default(),
+                        points: traced.micro_batch_points.get(k).cloned().unwrap_or_default(),
                         items,
                         item_weight,
                         zeroed_before: traced.regime.zero_grad == ZeroGradPlacement::EveryMicroBatch,

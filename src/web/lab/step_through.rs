@@ -10,7 +10,7 @@ use super::engine_loop::Command;
 use crate::i18n::Msg;
 use crate::lab_state::session::{format_bytes, LabView};
 use crate::lab_state::step_through::{highlighted, loss_weight, training_loop, Activity, StepThrough};
-use crate::sim::trace::NormStats;
+use crate::sim::trace::{NormStats, StepTrace};
 
 /// Pause between phases when they play by themselves.
 const PHASE_INTERVAL_MS: i32 = 900;
@@ -241,6 +241,15 @@ pub fn StepThroughPanel(
             </div>
         })
     };
+    let data_plot = move || {
+        let (Some((_, _, trace)), Some(r)) = (selected_trace.get(), replay.get()) else {
+            return None;
+        };
+        let at = r.run_at(&trace);
+        // The micro-batch being processed, or the last one added to the buffer.
+        let current = at.micro_batch.or(at.accumulated.checked_sub(1));
+        Some(view! { <MicroBatchPlot trace=trace current=current /> })
+    };
     let batch_norm = move || {
         let (Some((_, _, trace)), Some(r)) = (selected_trace.get(), replay.get()) else {
             return None;
@@ -316,7 +325,7 @@ pub fn StepThroughPanel(
                         }>{run_choices}</select>
                     </p>
                     {code}
-                    {heatmaps}
+                    <div class="step-figures">{data_plot}{heatmaps}</div>
                     {batch_norm}
                 </div>
             </div>
@@ -384,6 +393,67 @@ fn BatchNormTable(used: NormStats, full: NormStats, k: usize) -> impl IntoView {
                 <tbody>{rows}</tbody>
             </table>
         </div>
+    }
+}
+
+/// The step's items on the data plot, the micro-batch `current` (0-based) highlighted: the
+/// examples it holds are the ones its forward and backward see.
+#[component]
+fn MicroBatchPlot(trace: StepTrace, current: Option<usize>) -> impl IntoView {
+    const SIZE: f64 = 220.0;
+    let all: Vec<(f64, f64, u32)> = trace
+        .micro_batches
+        .iter()
+        .flat_map(|m| m.points.iter().copied())
+        .collect();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y, _) in &all {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let span = (x1 - x0).max(y1 - y0).max(f64::MIN_POSITIVE);
+    let place = move |x: f64, y: f64| {
+        (
+            8.0 + (x - x0) / span * (SIZE - 16.0),
+            SIZE - 8.0 - (y - y0) / span * (SIZE - 16.0),
+        )
+    };
+    let dot = move |(x, y, label): (f64, f64, u32), highlighted: bool| {
+        let (cx, cy) = place(x, y);
+        let (r, g, b) = crate::plot::boundary::CLASS_COLORS[label as usize % crate::plot::boundary::CLASS_COLORS.len()];
+        let fill = if highlighted {
+            format!("rgb({r},{g},{b})")
+        } else {
+            "#c9d0d9".to_string()
+        };
+        view! {
+            <circle cx=format!("{cx:.1}") cy=format!("{cy:.1}") r=if highlighted { "3.6" } else { "2.2" } fill=fill
+                stroke=if highlighted { "#1b1f24" } else { "none" } stroke-width="0.6" />
+        }
+    };
+    let others = trace
+        .micro_batches
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| Some(*k) != current)
+        .flat_map(|(_, m)| m.points.iter().copied())
+        .map(move |p| dot(p, false))
+        .collect_view();
+    let highlighted = current
+        .and_then(|k| trace.micro_batches.get(k))
+        .map(|m| m.points.iter().copied().map(move |p| dot(p, true)).collect_view());
+    let items = current.and_then(|k| trace.micro_batches.get(k)).map_or(0, |m| m.items);
+    let caption = match current {
+        Some(k) => msg(&Msg::new("step-data-caption")
+            .arg("total", all.len())
+            .arg("k", k + 1)
+            .arg("items", items)),
+        None => msg(&Msg::new("step-data-caption-none").arg("total", all.len())),
+    };
+    view! {
+        <figure class="micro-batch-plot" data-testid="micro-batch-plot" data-highlighted=items.to_string()>
+            <svg viewBox=format!("0 0 {SIZE} {SIZE}") role="img" aria-label=caption.clone()>{others}{highlighted}</svg>
+            <figcaption>{caption}</figcaption>
+        </figure>
     }
 }
 
