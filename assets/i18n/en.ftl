@@ -402,6 +402,7 @@ step-activity-clip = clipping
 step-activity-optimizer = optimizer step
 step-activity-zero-grad = zero_grad
 step-accumulated = { $k } of { $n }
+step-accumulated-stale = { $k } of { $n } + earlier steps
 step-table-caption = The gradient buffer of each run at this phase, against the full-batch gradient at the same weights
 step-col-doing = doing
 step-col-accumulated = micro-batches in buffer
@@ -444,7 +445,7 @@ scrubber-value = step { $step } of { $live }
 scrubber-live = showing the live step
 scrubber-at = showing step { $step }
 scrubber-back-to-live = Back to the live step
-boundaries-snapshot = Inspecting step { $step }: the boundaries drawn after step { $kept }, the nearest of { $count } kept snapshots ({ $bytes } in memory; at most 24 are kept, spread over the run).
+boundaries-snapshot = Inspecting step { $step }: the boundaries drawn after step { $kept }, the nearest earlier of { $count } kept snapshots ({ $bytes } in memory; at most 24 are kept, spread over the run).
 
 ## The presets as a course: predict, then observe; the guided path
 course-strip = Experiment { $position } of { $total }

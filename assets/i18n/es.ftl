@@ -402,6 +402,7 @@ step-activity-clip = recortando
 step-activity-optimizer = paso del optimizador
 step-activity-zero-grad = zero_grad
 step-accumulated = { $k } de { $n }
+step-accumulated-stale = { $k } de { $n } + pasos anteriores
 step-table-caption = El búfer de gradientes de cada ejecución en esta fase, frente al gradiente del lote completo con los mismos pesos
 step-col-doing = haciendo
 step-col-accumulated = micro-lotes en el búfer
@@ -444,7 +445,7 @@ scrubber-value = paso { $step } de { $live }
 scrubber-live = mostrando el paso en curso
 scrubber-at = mostrando el paso { $step }
 scrubber-back-to-live = Volver al paso en curso
-boundaries-snapshot = Inspeccionando el paso { $step }: las fronteras dibujadas tras el paso { $kept }, la más cercana de { $count } instantáneas guardadas ({ $bytes } en memoria; se guardan 24 como mucho, repartidas por la ejecución).
+boundaries-snapshot = Inspeccionando el paso { $step }: las fronteras dibujadas tras el paso { $kept }, la anterior más cercana de { $count } instantáneas guardadas ({ $bytes } en memoria; se guardan 24 como mucho, repartidas por la ejecución).
 
 ## Los presets como un curso: predecir y observar; el recorrido guiado
 course-strip = Experimento { $position } de { $total }

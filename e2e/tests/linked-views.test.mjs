@@ -67,7 +67,7 @@ test('the keyboard and the scrubber inspect steps too', async () => {
   assert.equal(await page.getByTestId('scrubber-step').textContent(), 'showing step 5');
   // The boundaries shown are the nearest kept snapshot at or before step 5, and say so.
   const note = await page.getByTestId('boundary-snapshot').textContent();
-  const kept = Number(note.match(/the boundaries drawn after step (\d+), the nearest of (\d+) kept snapshots \([\d.]+ (KiB|MiB|B)/)?.[1]);
+  const kept = Number(note.match(/the boundaries drawn after step (\d+), the nearest earlier of (\d+) kept snapshots \([\d.]+ (KiB|MiB|B)/)?.[1]);
   assert.ok(kept >= 0 && kept <= 5, note);
   assert.match(await page.locator('#boundaries-title').textContent(), new RegExp(`after step ${kept}$`));
   await screenshot(page, 'linked-views-scrubber');

@@ -311,6 +311,10 @@ mod tests {
             };
             match id {
                 "scaling" => assert!((number("ratio") - 4.0).abs() < 0.01, "{measured:?}"),
+                "scaling_adam" => {
+                    let (full, unscaled) = (number("full"), number("unscaled"));
+                    assert!((unscaled - full).abs() < 0.1 * full, "{measured:?}");
+                }
                 "norms" => assert!(number("batch") > 1e-2 && number("layer") < 1e-5, "{measured:?}"),
                 "variable_length" => assert!(number("means") > 1e-3 && number("total") < 1e-5, "{measured:?}"),
                 "pitfalls" => assert!(number("last") > 2.0 * number("first"), "{measured:?}"),

@@ -326,16 +326,19 @@ impl LabView {
             .iter()
             .enumerate()
             .filter_map(|(style, run)| {
-                let last = match step {
-                    None => run.history.last()?,
-                    Some(step) => {
-                        let at = run.history.partition_point(|r| r.step < step);
-                        run.history.get(at.checked_sub(1)?).filter(|r| r.step + 1 == step)?
-                    }
-                };
                 let diverged_by_then = match step {
                     None => true,
                     Some(step) => run.diverged_at.is_some_and(|at| at < step),
+                };
+                let last = match step {
+                    None => run.history.last()?,
+                    Some(step) => {
+                        // That step's record; a run that diverged before has none after its
+                        // divergence and shows where it diverged.
+                        let at = run.history.partition_point(|r| r.step < step);
+                        let record = run.history.get(at.checked_sub(1)?)?;
+                        (record.step + 1 == step || diverged_by_then).then_some(record)?
+                    }
                 };
                 Some(ResultRow {
                     label: run.label.clone(),
@@ -572,12 +575,17 @@ mod tests {
             assert_eq!(row.exact_loss, run.history[1].train_loss);
         }
         assert!(view.rows_at(Some(0)).is_empty() && view.rows_at(Some(6)).is_empty());
-        view.runs[2].diverged_at = Some(3);
+        // A run that diverged at step 3 (0-based 2) has no records after it.
+        view.runs[2].diverged_at = Some(2);
+        view.runs[2].history.truncate(3);
         assert!(
-            view.rows_at(Some(3))[2].diverged.is_none(),
-            "not diverged yet at step 3"
+            view.rows_at(Some(2))[2].diverged.is_none(),
+            "not diverged yet at step 2"
         );
-        assert!(view.rows_at(Some(4))[2].diverged.is_some());
+        assert!(view.rows_at(Some(3))[2].diverged.is_some());
+        let later = view.rows_at(Some(5));
+        assert_eq!(later.len(), 3, "a diverged run stays in the table");
+        assert!(later[2].diverged.is_some());
     }
 
     #[test]

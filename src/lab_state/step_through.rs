@@ -56,7 +56,7 @@ impl StepThrough {
     /// has diverged), at the first phase. `None` when no run was traced.
     pub fn new<'a>(traces: impl IntoIterator<Item = Option<&'a StepTrace>>) -> Option<Self> {
         let traces: Vec<&StepTrace> = traces.into_iter().flatten().collect();
-        let first = traces.first()?;
+        let step = traces.iter().map(|t| t.step).max()?;
         let most = traces.iter().map(|t| t.micro_batches.len()).max().unwrap_or(0);
         let mut phases: Vec<Phase> = (0..most)
             .flat_map(|k| [Phase::Forward(k), Phase::Loss(k), Phase::Backward(k)])
@@ -66,11 +66,7 @@ impl StepThrough {
         }
         phases.push(Phase::OptimizerStep);
         phases.push(Phase::ZeroGrad);
-        Some(Self {
-            phases,
-            index: 0,
-            step: first.step,
-        })
+        Some(Self { phases, index: 0, step })
     }
 
     pub fn phase(&self) -> Phase {
@@ -159,8 +155,13 @@ pub struct RunAtPhase<'a> {
     pub activity: Activity,
     /// The micro-batch being processed (0-based), while in forward, loss or backward.
     pub micro_batch: Option<usize>,
-    /// Micro-batches whose gradient is in the buffer so far in this step.
+    /// Micro-batches whose backward has run so far in this step.
     pub accumulated: usize,
+    /// Of those, the ones whose gradient the buffer still holds (zero_grad inside the loop
+    /// empties it before each).
+    pub in_buffer: usize,
+    /// Whether the buffer also holds earlier steps' gradients (zero_grad forgotten).
+    pub holds_earlier_steps: bool,
     pub micro_batches: usize,
     /// The gradient buffer now: after the last backward, the clipped gradient from the clip on.
     /// `None` before the first backward (the buffer holds zeros, or, with zero_grad forgotten,
@@ -201,10 +202,14 @@ fn run_at<'a>(trace: &'a StepTrace, done: &[Phase]) -> RunAtPhase<'a> {
         (Activity::Forward | Activity::Loss, Some(k)) => trace.micro_batches[k].activation_bytes,
         _ => 0,
     };
+    let last_zeroed = trace.micro_batches[..accumulated].iter().rposition(|m| m.zeroed_before);
+    let in_buffer = accumulated - last_zeroed.unwrap_or(0);
     RunAtPhase {
         activity,
         micro_batch,
         accumulated,
+        in_buffer,
+        holds_earlier_steps: !trace.zeroed_at_start && last_zeroed.is_none(),
         micro_batches: n,
         partial,
         activation_bytes,
@@ -434,6 +439,26 @@ mod tests {
         }
         assert_eq!(view.run_at(full).activity, Activity::Waiting);
         assert_eq!(view.run_at(full).accumulated, 1);
+    }
+
+    /// With zero_grad inside the loop the buffer holds one micro-batch; forgotten, it holds
+    /// earlier steps' gradients too.
+    #[test]
+    fn the_buffer_count_follows_zero_grad() {
+        let (lab, traces) = traced("pitfalls");
+        let mut view = StepThrough::new(traces.iter().map(Some)).expect("traced");
+        while view.phase() != Phase::Backward(2) {
+            view.forward();
+        }
+        for (run, trace) in lab.runs().iter().zip(&traces) {
+            let at = view.run_at(trace);
+            assert_eq!(at.accumulated, 3, "{}", run.spec.label);
+            match run.spec.regime.zero_grad {
+                ZeroGradPlacement::EveryMicroBatch => assert_eq!((at.in_buffer, at.holds_earlier_steps), (1, false)),
+                ZeroGradPlacement::Forgotten => assert_eq!((at.in_buffer, at.holds_earlier_steps), (3, true)),
+                ZeroGradPlacement::BeforeEachStep => assert_eq!((at.in_buffer, at.holds_earlier_steps), (3, false)),
+            }
+        }
     }
 
     #[test]

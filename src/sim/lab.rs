@@ -500,6 +500,9 @@ impl<B> Lab<B> {
         let mut work = Vec::with_capacity(self.runs.len());
         for run in &mut self.runs {
             if run.diverged_at.is_some() {
+                // Not traced any more: an older step's trace would sit beside this step's.
+                run.trace = None;
+                run.traced_plan = None;
                 work.push(None);
                 continue;
             }

@@ -151,7 +151,9 @@ pub fn ChartCanvas(
             last_step.get_untracked(),
         );
         active.set(step.is_some());
-        inspect_here(step);
+        if inspect.get_untracked() != step {
+            inspect_here(step);
+        }
     };
     let leave = move |_| release();
     let key = move |ev: web_sys::KeyboardEvent| {

@@ -47,13 +47,23 @@ pub fn CoursePanel(
             notice.set(Some(e));
         }
     };
-    // The experiment counts as observed once it has trained far enough.
-    Effect::new(move |_| {
+    // The view belongs to the experiment shown only once a fresh view (no steps) has come for
+    // it: after a switch, the previous experiment's view stays until the engine rebuilds. The
+    // experiment counts as observed once its own view has trained far enough (one effect, so
+    // the check always sees the switch first).
+    let current_view = RwSignal::new(true);
+    Effect::new(move |previous: Option<String>| {
         let id = experiment.get();
         let steps = view.with(|v| v.steps);
-        if progress.try_update(|p| p.observe(&id, steps)).unwrap_or(false) {
+        if previous.as_ref().is_some_and(|p| *p != id) {
+            current_view.set(steps == 0);
+        } else if steps == 0 {
+            current_view.set(true);
+        }
+        if current_view.get_untracked() && progress.try_update(|p| p.observe(&id, steps)).unwrap_or(false) {
             save();
         }
+        id
     });
     let here = move || place(&experiment.get());
     let observed = move || progress.with(|p| p.is_observed(&experiment.get()));
@@ -134,7 +144,11 @@ pub fn CoursePanel(
             } else {
                 msg(&Msg::new("predict-wrong").arg("answer", msg(&p.choice(p.correct))))
             };
-            let measured = view.with(|v| p.measured(v)).map(|m| msg(&m));
+            let measured = current_view
+                .get()
+                .then(|| view.with(|v| p.measured(v)))
+                .flatten()
+                .map(|m| msg(&m));
             view! {
                 <p data-testid="predict-verdict" data-correct=(choice == p.correct).to_string()>
                     <strong>{verdict}</strong>" "{msg(&p.explanation())}

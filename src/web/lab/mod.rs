@@ -397,6 +397,11 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let inspect = RwSignal::new(None::<u64>);
     let last_step = Signal::derive(move || signals.view.with(|v| v.steps));
     let inspected = Signal::derive(move || inspect.get().filter(|&s| s <= last_step.get()));
+    // Another experiment (or a reset) shows its live step, not a step inspected in the last one.
+    Effect::new(move |_| {
+        config.track();
+        inspect.set(None);
+    });
     // Every chart the embed does not hide; each is drawn only where it says something for these
     // runs (the learning rate under a schedule, the clipping factor where a run clips).
     // Every chart the embed does not hide, each drawn only where it says something for these

@@ -50,10 +50,17 @@ pub fn StepThroughPanel(
     // its phase.
     Effect::new(move |_| {
         let next = view.with(replay_of);
-        replay.update(|current| match (current.as_mut(), next) {
-            (Some(current), Some(next)) => current.follow(next),
-            (_, next) => *current = next,
+        let same = replay.with_untracked(|current| match (current, &next) {
+            (Some(current), Some(next)) => current.step() == next.step() && current.len() == next.len(),
+            (None, None) => true,
+            _ => false,
         });
+        if !same {
+            replay.update(|current| match (current.as_mut(), next) {
+                (Some(current), Some(next)) => current.follow(next),
+                (_, next) => *current = next,
+            });
+        }
     });
     let toggle = move |_| {
         let now_open = !open.get_untracked();
@@ -154,7 +161,7 @@ pub fn StepThroughPanel(
                             class:selected=move || selected.get() == i>
                             <th scope="row">{super::run_swatch(i)}" "{run.label.clone()}</th>
                             <td data-label=tr("step-col-doing")>{activity_text(at.activity)}</td>
-                            <td data-label=tr("step-col-accumulated")>{msg(&Msg::new("step-accumulated").arg("k", at.accumulated).arg("n", at.micro_batches))}</td>
+                            <td data-label=tr("step-col-accumulated")>{msg(&Msg::new(if at.holds_earlier_steps { "step-accumulated-stale" } else { "step-accumulated" }).arg("k", at.in_buffer).arg("n", at.micro_batches))}</td>
                             <td data-label=tr("step-col-weight")>{weight}</td>
                             <td data-label=tr("step-col-ratio")>{shown(ratio.map(|x| num(&format!("{x:.3}"))))}</td>
                             <td data-label=tr("step-col-error")>{shown(at.partial.map(|p| num(&format!("{:.2e}", p.relative_error))))}</td>
