@@ -190,10 +190,15 @@ fn run_at<'a>(trace: &'a StepTrace, done: &[Phase]) -> RunAtPhase<'a> {
         Phase::Clip if trace.clip_max_norm.is_some() => (Activity::Clip, None),
         Phase::Clip => (Activity::Waiting, None),
         Phase::OptimizerStep => (Activity::OptimizerStep, None),
-        Phase::ZeroGrad => (Activity::ZeroGrad, None),
+        // Only a run that calls zero_grad once per step does it here.
+        Phase::ZeroGrad if trace.zeroed_at_start => (Activity::ZeroGrad, None),
+        Phase::ZeroGrad => (Activity::Waiting, None),
     };
+    let emptied = activity == Activity::ZeroGrad;
     let clipped = done.contains(&Phase::Clip) || done.contains(&Phase::OptimizerStep);
-    let partial = if clipped {
+    let partial = if emptied {
+        None
+    } else if clipped {
         Some(&trace.applied)
     } else {
         accumulated.checked_sub(1).map(|k| &trace.micro_batches[k].partial)
@@ -203,7 +208,11 @@ fn run_at<'a>(trace: &'a StepTrace, done: &[Phase]) -> RunAtPhase<'a> {
         _ => 0,
     };
     let last_zeroed = trace.micro_batches[..accumulated].iter().rposition(|m| m.zeroed_before);
-    let in_buffer = accumulated - last_zeroed.unwrap_or(0);
+    let in_buffer = if emptied {
+        0
+    } else {
+        accumulated - last_zeroed.unwrap_or(0)
+    };
     RunAtPhase {
         activity,
         micro_batch,
@@ -420,6 +429,13 @@ mod tests {
         assert!(errors[..n - 1].iter().all(|&e| e > 0.1), "{errors:?}");
         assert!(errors[n - 1] < 1e-12, "{errors:?}");
         assert!(view.run_at(trace).stepped);
+        // zero_grad empties the buffer for the next step.
+        let last = view.run_at(trace);
+        assert_eq!(
+            (last.activity, last.in_buffer, last.partial),
+            (Activity::ZeroGrad, 0, None)
+        );
+        assert_eq!(last.accumulated, n);
         // Memory: a sawtooth of N low peaks; the full batch one tall peak.
         let timeline = view.memory_timeline(trace);
         let peaks = timeline.windows(2).filter(|w| w[0] > 0 && w[1] == 0).count();
@@ -442,7 +458,7 @@ mod tests {
     }
 
     /// With zero_grad inside the loop the buffer holds one micro-batch; forgotten, it holds
-    /// earlier steps' gradients too.
+    /// earlier steps' gradients too and nothing empties it at the end of the step.
     #[test]
     fn the_buffer_count_follows_zero_grad() {
         let (lab, traces) = traced("pitfalls");
@@ -458,6 +474,13 @@ mod tests {
                 ZeroGradPlacement::Forgotten => assert_eq!((at.in_buffer, at.holds_earlier_steps), (3, true)),
                 ZeroGradPlacement::BeforeEachStep => assert_eq!((at.in_buffer, at.holds_earlier_steps), (3, false)),
             }
+        }
+        while view.forward() {}
+        for (run, trace) in lab.runs().iter().zip(&traces) {
+            let at = view.run_at(trace);
+            let zeroes = run.spec.regime.zero_grad == ZeroGradPlacement::BeforeEachStep;
+            assert_eq!(at.activity == Activity::ZeroGrad, zeroes, "{}", run.spec.label);
+            assert_eq!(at.partial.is_none(), zeroes, "{}", run.spec.label);
         }
     }
 
