@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withAppAndBrowser, artifactsDir } from '../harness.mjs';
+import { withAppAndBrowser, artifactsDir, expectAccessible } from '../harness.mjs';
 
 const app = withAppAndBrowser();
 
@@ -14,6 +14,8 @@ test('the bench page measures CPU and WebGPU engines', { timeout: 240_000 }, asy
   const result = page.locator('#bench-result[data-done="true"]');
   await result.waitFor({ timeout: 220_000 });
   const report = JSON.parse(await result.textContent());
+  // Every page is checked with axe-core; this one with its figures shown.
+  await expectAccessible(page, 'bench page with its figures');
   await mkdir(artifactsDir, { recursive: true });
   await writeFile(join(artifactsDir, 'bench.json'), JSON.stringify(report, null, 2));
   console.log(JSON.stringify(report, null, 2));
