@@ -104,3 +104,12 @@ export async function measurePause(page, workMs) {
   const finishMs = Date.now() - settledAt;
   return { ms: shown.at - clickedAt, stepsAtPause: shown.steps, statusAtPause: shown.text, workingAtPause: shown.working, stepsSettled: settled, startMs, finishMs };
 }
+
+/** Takes `n` single steps. */
+export async function singleSteps(page, n) {
+  for (let i = 1; i <= n; i++) {
+    await page.getByTestId('step').click();
+    await page.waitForFunction((k) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= k, i);
+    await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
+  }
+}

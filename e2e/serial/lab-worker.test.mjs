@@ -4,18 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withAppAndBrowser } from '../harness.mjs';
-import { openLab, results, steps } from '../lab-helpers.mjs';
+import { openLab, results, steps, singleSteps } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
-
-/** Takes `n` single steps. */
-async function singleSteps(page, n) {
-  for (let i = 1; i <= n; i++) {
-    await page.getByTestId('step').click();
-    await page.waitForFunction((k) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= k, i);
-    await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
-  }
-}
 
 test('the CPU engine trains in a Web Worker: the page stays responsive, with the numbers of the page-thread engine', async () => {
   // The hostile pass's case: on the page's thread, norms on the CPU made 88 long tasks in 10 s.
