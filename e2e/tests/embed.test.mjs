@@ -174,6 +174,20 @@ test('a scenario trained far enough is reported as experienced', async () => {
   const statement = await page.evaluate(() => window.statements.find((s) => s.verb.display['en-US'] === 'experienced'));
   assert.match(statement.object.id, /\/lab\/scaling$/);
   assert.equal(statement.result.completion, true);
+  // Another experiment from the embed's list has trained nothing yet: it is not reported with
+  // the steps of the one before (whose view stays until the engine has rebuilt).
+  await lab.getByTestId('scenario-select').selectOption('norms');
+  await lab.waitForFunction(
+    () => document.querySelector('[data-testid=scenario-title]').textContent.includes('Norm') &&
+      document.querySelector('[data-testid=lab]').dataset.steps === '0' &&
+      document.querySelector('[data-testid=play]').disabled === false,
+    null,
+    { polling: 50, timeout: 60_000 },
+  );
+  await page.waitForTimeout(500);
+  const reported = await page.evaluate(() =>
+    window.statements.filter((s) => s.verb.display['en-US'] === 'experienced').map((s) => s.object.id));
+  assert.equal(reported.length, 1, `only scaling is reported: ${reported.join(', ')}`);
   await page.close();
 });
 

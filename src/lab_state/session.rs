@@ -4,7 +4,7 @@
 
 use crate::i18n::Msg;
 use crate::plot::{LineChart, Metric};
-use crate::sim::lab::{Lab, RunSpec};
+use crate::sim::lab::{Lab, LabConfig, RunSpec};
 use crate::sim::metrics::{metrics_csv, RunHistory, StepRecord};
 use crate::sim::regime::{LossNormalization, RegimeSpec};
 use crate::sim::trace::StepTrace;
@@ -151,6 +151,9 @@ impl RunView {
 pub struct LabView {
     pub runs: Vec<RunView>,
     pub steps: u64,
+    /// The experiment this view was built for: after the learner switches, the previous
+    /// experiment's view stays on the page until the engine has rebuilt.
+    pub config: Option<LabConfig>,
 }
 
 /// One row of the results table, formatted as shown.
@@ -252,6 +255,17 @@ impl LabView {
         Self {
             runs,
             steps: lab.steps_taken(),
+            config: Some(lab.config().clone()),
+        }
+    }
+
+    /// The steps this view shows of the experiment `config`: 0 while it still shows another
+    /// one (what counts a switched-to experiment as trained must not count the last one's steps).
+    pub fn steps_of(&self, config: Option<&LabConfig>) -> u64 {
+        if config.is_some() && self.config.as_ref() == config {
+            self.steps
+        } else {
+            0
         }
     }
 
@@ -586,6 +600,26 @@ mod tests {
         let later = view.rows_at(Some(5));
         assert_eq!(later.len(), 3, "a diverged run stays in the table");
         assert!(later[2].diverged.is_some());
+    }
+
+    #[test]
+    fn a_view_counts_steps_only_for_the_experiment_it_was_built_for() {
+        let (scaling, norms) = (small("scaling"), small("norms"));
+        let mut lab = CpuLab::<f32>::cpu(scaling.clone()).unwrap();
+        lab.run(3, |_| {}).unwrap();
+        let view = LabView::new(&lab, labels(&lab), vec![], false);
+        assert_eq!(view.steps_of(Some(&scaling)), 3);
+        // Switched to another experiment (or other settings) before the engine rebuilt.
+        assert_eq!(view.steps_of(Some(&norms)), 0);
+        let other_seed = LabConfig {
+            init_seed: scaling.init_seed + 1,
+            ..scaling.clone()
+        };
+        assert_eq!(view.steps_of(Some(&other_seed)), 0);
+        // Settings that do not make an experiment, and the empty view before any engine.
+        assert_eq!(view.steps_of(None), 0);
+        assert_eq!(LabView::default().steps_of(None), 0);
+        assert_eq!(LabView::default().steps_of(Some(&scaling)), 0);
     }
 
     #[test]

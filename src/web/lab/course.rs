@@ -35,6 +35,8 @@ fn load_progress() -> (CourseProgress, Option<Msg>) {
 pub fn CoursePanel(
     experiment: Signal<String>,
     view: RwSignal<LabView>,
+    /// The steps trained of `experiment` (0 while `view` still shows the previous one).
+    steps: Signal<u64>,
     /// Opens another experiment of the course.
     go_to: Callback<&'static str>,
 ) -> impl IntoView {
@@ -47,23 +49,12 @@ pub fn CoursePanel(
             notice.set(Some(e));
         }
     };
-    // The view belongs to the experiment shown only once a fresh view (no steps) has come for
-    // it: after a switch, the previous experiment's view stays until the engine rebuilds. The
-    // experiment counts as observed once its own view has trained far enough (one effect, so
-    // the check always sees the switch first).
-    let current_view = RwSignal::new(true);
-    Effect::new(move |previous: Option<String>| {
-        let id = experiment.get();
-        let steps = view.with(|v| v.steps);
-        if previous.as_ref().is_some_and(|p| *p != id) {
-            current_view.set(steps == 0);
-        } else if steps == 0 {
-            current_view.set(true);
-        }
-        if current_view.get_untracked() && progress.try_update(|p| p.observe(&id, steps)).unwrap_or(false) {
+    // An experiment counts as observed once it has trained far enough.
+    Effect::new(move |_| {
+        let (id, steps) = (experiment.get(), steps.get());
+        if progress.try_update(|p| p.observe(&id, steps)).unwrap_or(false) {
             save();
         }
-        id
     });
     let here = move || place(&experiment.get());
     let observed = move || progress.with(|p| p.is_observed(&experiment.get()));
@@ -144,8 +135,7 @@ pub fn CoursePanel(
             } else {
                 msg(&Msg::new("predict-wrong").arg("answer", msg(&p.choice(p.correct))))
             };
-            let measured = current_view
-                .get()
+            let measured = (steps.get() > 0)
                 .then(|| view.with(|v| p.measured(v)))
                 .flatten()
                 .map(|m| msg(&m));

@@ -297,6 +297,9 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
 
     let valid = move || typo.with(Option::is_none) && controls.with(|c| c.validate().is_empty());
     let config = Memo::new(move |_| controls.with(|c| c.validate().is_empty().then(|| c.lab_config())));
+    // The steps trained of the experiment on the page (0 until the engine has built its view):
+    // what reports an experiment as trained, or observed, reads this and never the view's steps.
+    let shown_steps = Memo::new(move |_| config.with(|c| signals.view.with(|v| v.steps_of(c.as_ref()))));
     // The address bar always reproduces the experiment on the page.
     let kept_query = options.kept_query.clone();
     Effect::new(move |_| {
@@ -334,7 +337,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         if previous.as_ref() != Some(&id) {
             opened_ms.set_value(browser::now_ms());
         }
-        let steps = signals.view.with(|v| v.steps);
+        let steps = shown_steps.get();
         let reporting = super::embed::is_active() || lms.is_some();
         if reporting && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
             reported.update_value(|r| r.push(id.clone()));
@@ -562,7 +565,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             </header>
             // The presets as a course (not in an embed, which shows one experiment).
             {(!embedded).then(|| view! {
-                <CoursePanel experiment=Signal::derive(experiment) view=signals.view
+                <CoursePanel experiment=Signal::derive(experiment) view=signals.view steps=shown_steps.into()
                     go_to=Callback::new(move |id: &'static str| {
                         typo.set(None);
                         controls.update(|c| *c = c.with_experiment(id));
