@@ -10,7 +10,10 @@ pub enum Route {
     Lab {
         scenario: Option<String>,
     },
-    Quiz,
+    /// The quiz, optionally opened at one question (a bank id, checked by the quiz page).
+    Quiz {
+        question: Option<String>,
+    },
     Certificate,
     /// The benchmark page: CPU (wasm) and WebGPU engines on the canonical workload.
     Bench,
@@ -31,6 +34,9 @@ const MAX_PARAM_CHARS: usize = 200;
 pub const SANDBOX: &str = "sandbox";
 
 impl Route {
+    /// The quiz where the learner left it.
+    pub const QUIZ: Route = Route::Quiz { question: None };
+
     pub fn from_pairs(pairs: &[(String, String)]) -> (Route, Vec<Notice>) {
         let mut notices = duplicate_notices(pairs);
         let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
@@ -43,7 +49,9 @@ impl Route {
         };
         let default_view = if get("bench").is_some() { "bench" } else { "lab" };
         let route = match get("view").unwrap_or(default_view) {
-            "quiz" => Route::Quiz,
+            "quiz" => Route::Quiz {
+                question: get("question").map(|id| clipped(Some(id))),
+            },
             "certificate" => Route::Certificate,
             "bench" => Route::Bench,
             "verify" => Route::Verify {
@@ -73,7 +81,8 @@ impl Route {
         match self {
             Route::Lab { scenario: None } => "?view=lab".into(),
             Route::Lab { scenario: Some(id) } => format!("?view=lab&scenario={id}"),
-            Route::Quiz => "?view=quiz".into(),
+            Route::Quiz { question: None } => "?view=quiz".into(),
+            Route::Quiz { question: Some(id) } => format!("?view=quiz&question={}", encode(id)),
             Route::Certificate => "?view=certificate".into(),
             Route::Bench => "?view=bench".into(),
             Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
@@ -123,7 +132,15 @@ mod tests {
     #[test]
     fn parses_each_view() {
         assert_eq!(Route::from_pairs(&[]).0, Route::Lab { scenario: None });
-        assert_eq!(Route::from_pairs(&pairs(&[("view", "quiz")])).0, Route::Quiz);
+        assert_eq!(Route::from_pairs(&pairs(&[("view", "quiz")])).0, Route::QUIZ);
+        let deep = Route::Quiz {
+            question: Some("unscaled-sgd".into()),
+        };
+        assert_eq!(deep.query(), "?view=quiz&question=unscaled-sgd");
+        assert_eq!(
+            Route::from_pairs(&pairs(&[("view", "quiz"), ("question", "unscaled-sgd")])).0,
+            deep
+        );
         assert_eq!(Route::from_pairs(&pairs(&[("bench", "")])).0, Route::Bench);
         assert_eq!(Route::from_pairs(&pairs(&[("view", "bench")])).0, Route::Bench);
         let (route, notices) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", "AB"), ("name", "Ada")]));
@@ -164,7 +181,7 @@ mod tests {
             ("view", "lab"),
             ("lr", "2"),
         ]));
-        assert_eq!(route, Route::Quiz);
+        assert_eq!(route, Route::QUIZ);
         let ids: Vec<_> = notices.iter().map(|n| (n.0.id.as_ref(), n.0.args.clone())).collect();
         assert_eq!(
             ids,

@@ -15,6 +15,7 @@ notice-bad-combination = These settings cannot be combined; using the defaults.
 notice-duplicate-parameter = { $parameter } is given { $count } times in the link; using the first value, "{ $value }".
 notice-embed-overrides-view = This embed shows the { $embed }; the link's view "{ $view }" was ignored.
 notice-preset-fixes = The { $scenario } scenario fixes { $parameters }; the link's values were ignored. Choose the sandbox to change them.
+quiz-unknown-question = The quiz has no question "{ $value }"; it opens where you left it.
 quiz-load-failed = The quiz could not be loaded: { $reason }
 
 ## Scenarios
@@ -463,7 +464,7 @@ predict-locked = Your prediction: { $choice }
 predict-wait = Train { $steps } steps to see what your run measures.
 predict-right = Right.
 predict-wrong = Not quite: the answer is { $answer }.
-predict-quiz = The quiz asks about this too.
+predict-quiz = Answer the quiz question on this.
 predict-scaling-question = The unscaled run adds 4 micro-batch gradients without dividing by 4. Its gradient will be … the full batch's.
 predict-scaling-choice-0 = the same as
 predict-scaling-choice-1 = 4 times

@@ -15,6 +15,7 @@ notice-bad-combination = Estos ajustes no se pueden combinar; se usan los predet
 notice-duplicate-parameter = { $parameter } aparece { $count } veces en el enlace; se usa el primer valor, «{ $value }».
 notice-embed-overrides-view = Este contenido incrustado muestra { $embed }; se ignoró la vista «{ $view }» del enlace.
 notice-preset-fixes = El escenario { $scenario } fija { $parameters }; se ignoraron los valores del enlace. Elige la zona libre para cambiarlos.
+quiz-unknown-question = El cuestionario no tiene la pregunta «{ $value }»; se abre donde lo dejaste.
 quiz-load-failed = No se pudo cargar el cuestionario: { $reason }
 
 ## Escenarios
@@ -463,7 +464,7 @@ predict-locked = Tu predicción: { $choice }
 predict-wait = Entrena { $steps } pasos para ver qué mide tu ejecución.
 predict-right = Correcto.
 predict-wrong = No exactamente: la respuesta es { $answer }.
-predict-quiz = El cuestionario también pregunta sobre esto.
+predict-quiz = Responde la pregunta del cuestionario sobre esto.
 predict-scaling-question = La ejecución sin escalar suma los gradientes de 4 micro-lotes sin dividir por 4. Su gradiente será … el del lote completo.
 predict-scaling-choice-0 = igual que
 predict-scaling-choice-1 = 4 veces

@@ -38,6 +38,17 @@ test('scaling: predict, train, see the answer measured in the run, go on to the 
   await page.getByTestId('predict-verdict').waitFor();
   assert.match(await page.locator('[data-course-step=scaling]').textContent(), /^1✓/);
   assert.match(await page.getByTestId('predict-locked').textContent(), /Your prediction: the same as/);
+  // The quiz opens at its question on the same topic.
+  await page.getByTestId('predict-quiz').click();
+  await page.getByTestId('question').waitFor();
+  assert.match(page.url(), /[?&]view=quiz&question=unscaled-sgd/);
+  assert.equal(await page.getByTestId('question').getAttribute('data-question-id'), 'unscaled-sgd');
+  assert.match(await page.getByTestId('question-prompt').textContent(), /forget to divide the loss by 4/);
+  // A link to a question the quiz does not have opens the quiz where the learner left it, and says so.
+  await page.goto(`${app.server.url}?view=quiz&question=no-such-question`);
+  await page.getByTestId('question').waitFor();
+  assert.match(await page.locator('.quiz .message').textContent(), /The quiz has no question "\u2068no-such-question\u2069"; it opens where you left it\./);
+  assert.equal(await page.getByTestId('question').getAttribute('data-question-id'), 'unscaled-sgd', 'where the learner left it');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -195,6 +195,11 @@ impl QuestionBank {
         self.questions.iter().find(|q| q.id == id)
     }
 
+    /// Where the question `id` stands in the quiz (0-based).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.questions.iter().position(|q| q.id == id)
+    }
+
     /// The topics the quiz covers, each once, in the order the bank first names them: what a
     /// certificate says was learned.
     pub fn topics(&self) -> Vec<String> {

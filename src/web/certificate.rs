@@ -385,7 +385,7 @@ pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
         Ok(None) => view! {
             <section>
                 <h2>{tr("cert-none-title")}</h2>
-                <p>{tr("cert-none-text")}" "<a href=super::i18n::link(Route::Quiz.query())>{tr("cert-take-quiz")}</a></p>
+                <p>{tr("cert-none-text")}" "<a href=super::i18n::link(Route::QUIZ.query())>{tr("cert-take-quiz")}</a></p>
             </section>
         }
         .into_any(),
@@ -393,7 +393,7 @@ pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
             <section>
                 <h2>{tr("cert-none-title")}</h2>
                 <p role="alert" class="error" data-testid="cert-stored-problem">{problem}</p>
-                <p><a href=super::i18n::link(Route::Quiz.query())>{tr("cert-take-quiz")}</a></p>
+                <p><a href=super::i18n::link(Route::QUIZ.query())>{tr("cert-take-quiz")}</a></p>
             </section>
         }
         .into_any(),

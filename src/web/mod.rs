@@ -60,9 +60,13 @@ fn App() -> impl IntoView {
     let (route, route_notices) = match &embed_options {
         // An embed shows one part of the app, whatever `view` says.
         Some(options) if options.target == EmbedTarget::Quiz => {
-            let (_, notices) = Route::from_pairs(&pairs);
+            let (route, notices) = Route::from_pairs(&pairs);
             let duplicates = notices.into_iter().filter(|n| n.0.id == "notice-duplicate-parameter");
-            (Route::Quiz, duplicates.collect())
+            let question = match route {
+                Route::Quiz { question } => question,
+                _ => None,
+            };
+            (Route::Quiz { question }, duplicates.collect())
         }
         Some(_) => {
             let (route, notices) = Route::from_pairs(&pairs);
@@ -86,7 +90,7 @@ fn App() -> impl IntoView {
     }
     // A course platform's SCORM API, when the Lab or the quiz runs as a SCO inside one.
     let lms_notice = RwSignal::new(None::<String>);
-    if matches!(route, Route::Lab { .. } | Route::Quiz) {
+    if matches!(route, Route::Lab { .. } | Route::Quiz { .. }) {
         scorm::start(lms_notice);
     }
     let lms_notice = move || {
@@ -99,7 +103,7 @@ fn App() -> impl IntoView {
     let bank = QuestionBank::bundled_in(i18n::language());
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
-        (Route::Quiz, Route::Quiz | Route::Certificate) => Some("page"),
+        (Route::Quiz { .. }, Route::Quiz { .. } | Route::Certificate) => Some("page"),
         (Route::Verify { .. }, Route::Verify { .. }) => Some("page"),
         _ => None,
     };
@@ -143,7 +147,7 @@ fn App() -> impl IntoView {
             <p class="brand">{tr("app-title")}</p>
             <nav aria-label=tr("nav-main")>
                 <a href=i18n::link(lab_link.query()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
-                <a href=i18n::link(Route::Quiz.query()) aria-current=current(&Route::Quiz)>{tr("nav-quiz")}</a>
+                <a href=i18n::link(Route::QUIZ.query()) aria-current=current(&Route::QUIZ)>{tr("nav-quiz")}</a>
                 <a href=i18n::link(verify_link.query()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
             {languages()}
@@ -161,7 +165,7 @@ fn App() -> impl IntoView {
             None => ().into_any(),
         },
         (Route::Verify { id, name }, _) => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
-        (Route::Quiz, Ok(bank)) => view! { <quiz::QuizPage bank=bank /> }.into_any(),
+        (Route::Quiz { question }, Ok(bank)) => view! { <quiz::QuizPage bank=bank question=question /> }.into_any(),
         (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
         (Route::Bench, _) => view! { <bench::BenchPage /> }.into_any(),
         (_, Err(e)) => {

@@ -100,13 +100,24 @@ fn report_to_host(
 }
 
 #[component]
-pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
+pub fn QuizPage(
+    bank: QuestionBank,
+    /// Opens the attempt at this question (a link from the Lab); its answers stay as they are.
+    question: Option<String>,
+) -> impl IntoView {
     let topics = bank.topics();
     let lms = super::scorm::version();
-    let (initial, restore_notice) = match lms {
+    let (mut initial, restore_notice) = match lms {
         Some(_) => load_from_lms(&bank),
         None => load_attempt(&bank),
     };
+    let link_notice = question.and_then(|id| match bank.index_of(&id) {
+        Some(index) => {
+            initial.current = index;
+            None
+        }
+        None => Some(msg(&Msg::new("quiz-unknown-question").quoted("value", &id))),
+    });
     // The LMS's pass mark (from the package's manifest) decides passed or failed there.
     let lms_pass_mark = lms.map(|version| {
         let value = super::scorm::get(version.mastery_element()).unwrap_or_default();
@@ -131,7 +142,7 @@ pub fn QuizPage(bank: QuestionBank) -> impl IntoView {
     let revealed = RwSignal::new(std::collections::BTreeSet::<usize>::new());
     let selection = RwSignal::new(Vec::<usize>::new());
     let numeric = RwSignal::new(String::new());
-    let message = RwSignal::new(restore_notice.or(stored_problem));
+    let message = RwSignal::new(restore_notice.or(link_notice).or(stored_problem));
     let show_result = RwSignal::new(false);
     let name = RwSignal::new(String::new());
 

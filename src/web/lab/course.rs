@@ -144,7 +144,9 @@ pub fn CoursePanel(
                     <strong>{verdict}</strong>" "{msg(&p.explanation())}
                 </p>
                 <p data-testid="predict-measured">{measured}</p>
-                <p><a href=link(Route::Quiz.query())>{tr("predict-quiz")}</a></p>
+                <p><a data-testid="predict-quiz" href=link(Route::Quiz { question: Some(p.quiz_question.to_string()) }.query())>
+                    {tr("predict-quiz")}
+                </a></p>
             }
             .into_any()
         };
@@ -178,7 +180,7 @@ pub fn CoursePanel(
                             .arg("total", SCENARIO_IDS.len()))
                     })}</h4>
                     <p>{tr("course-summary")}</p>
-                    <p><a class="button primary" href=link(Route::Quiz.query())>{tr("course-to-quiz")}</a></p>
+                    <p><a class="button primary" href=link(Route::QUIZ.query())>{tr("course-to-quiz")}</a></p>
                 </div>
             }
             .into_any(),
