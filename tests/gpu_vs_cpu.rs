@@ -460,3 +460,35 @@ fn gpu_snapshots_match_the_cpu_micro_batch_by_micro_batch() {
         }
     }
 }
+
+/// The GPU times each run's optimizer steps with its own timestamps where the adapter offers
+/// timestamp queries (lavapipe here, SwiftShader and hardware in browsers), steps read back in
+/// bulk included; an adapter without them reports no time rather than a made-up one.
+#[test]
+fn the_gpu_times_each_runs_optimizer_steps_by_its_timestamps() {
+    use gradlab::gpu::lab::GpuLab;
+    let Some((context, _)) = gpu_device() else { return };
+    let timed = context.timestamp_period_ns.is_some();
+    eprintln!(
+        "{}: timestamp queries {}",
+        context.adapter_name,
+        if timed { "offered" } else { "not offered" }
+    );
+    let config = LabConfig {
+        batch_size: 64,
+        ..Scenario::by_id("memory").unwrap().config
+    };
+    let mut gpu = GpuLab::new(context, config).unwrap();
+    pollster::block_on(gpu.advance(3)).unwrap();
+    pollster::block_on(gpu.advance(1)).unwrap();
+    for run in gpu.lab().runs() {
+        if timed {
+            assert_eq!(run.step_times.steps(), 4, "{}", run.spec.label);
+            let ms = run.step_times.mean_ms().unwrap();
+            eprintln!("{}: {ms:.3} ms per optimizer step", run.spec.label);
+            assert!(ms > 0.0 && ms < 60_000.0, "{}: {ms} ms", run.spec.label);
+        } else {
+            assert_eq!(run.step_times.mean_ms(), None);
+        }
+    }
+}

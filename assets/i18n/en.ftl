@@ -186,6 +186,14 @@ memory-gpu-source = Bytes the WebGPU engine allocated for training activations.
 memory-model-source = Bytes of activations the CPU engine holds (the GPU would allocate the same for this network).
 memory-bar = { $run }: { $bytes }
 memory-full-batch = full batch of { $batch }
+step-time-title = Time per optimizer step
+step-time-cpu-worker-source = Measured by the CPU engine's own clock (WebAssembly, in a Web Worker): the mean of each run's last { $steps } steps, from its first training operation to the optimizer step (zero_grad, forward and backward passes, clipping, the update), without the extra passes the Lab makes to draw its charts.
+step-time-cpu-page-source = Measured by the CPU engine's own clock (WebAssembly, on the page): the mean of each run's last { $steps } steps, from its first training operation to the optimizer step (zero_grad, forward and backward passes, clipping, the update), without the extra passes the Lab makes to draw its charts.
+step-time-gpu-source = Measured by the GPU's own clock (WebGPU timestamp queries): the mean of each run's last { $steps } steps, from its first training operation to the optimizer step, without the extra passes the Lab makes to draw its charts. Browsers round these timestamps (to 0.1 ms in Chromium), so short steps read coarsely.
+step-time-gpu-none = This GPU adapter offers no timestamp queries, and the WebGPU engine submits every run's work together, so no run can be timed on its own here. Open the experiment with the CPU engine (engine=cpu in the address) to measure each run.
+step-time-bar = { $run }: { $ms } ms
+step-time-pending = { $run }: not timed yet
+step-time-lesson = Memory falls with the number of micro-batches; the time per optimizer step does not: every step still runs all B examples forward and backward, in more and smaller passes (each with its own overhead). Accumulation trades time for memory, never the other way round.
 run-scaling-0 = full batch
 run-scaling-1 = accumulate 4, loss / 4
 run-scaling-2 = accumulate 4, unscaled

@@ -186,6 +186,14 @@ memory-gpu-source = Bytes que el motor WebGPU reservó para las activaciones de 
 memory-model-source = Bytes de activaciones que guarda el motor de CPU (la GPU reservaría lo mismo para esta red).
 memory-bar = { $run }: { $bytes }
 memory-full-batch = lote completo de { $batch }
+step-time-title = Tiempo por paso del optimizador
+step-time-cpu-worker-source = Medido con el reloj del propio motor de CPU (WebAssembly, en un Web Worker): la media de los últimos { $steps } pasos de cada ejecución, desde su primera operación de entrenamiento hasta el paso del optimizador (zero_grad, pasadas hacia delante y hacia atrás, recorte, actualización), sin las pasadas extra que el Laboratorio hace para dibujar sus gráficas.
+step-time-cpu-page-source = Medido con el reloj del propio motor de CPU (WebAssembly, en la página): la media de los últimos { $steps } pasos de cada ejecución, desde su primera operación de entrenamiento hasta el paso del optimizador (zero_grad, pasadas hacia delante y hacia atrás, recorte, actualización), sin las pasadas extra que el Laboratorio hace para dibujar sus gráficas.
+step-time-gpu-source = Medido con el reloj de la propia GPU (consultas de marcas de tiempo de WebGPU): la media de los últimos { $steps } pasos de cada ejecución, desde su primera operación de entrenamiento hasta el paso del optimizador, sin las pasadas extra que el Laboratorio hace para dibujar sus gráficas. Los navegadores redondean estas marcas (a 0,1 ms en Chromium), así que los pasos cortos se leen con poca precisión.
+step-time-gpu-none = Este adaptador de GPU no ofrece consultas de marcas de tiempo, y el motor WebGPU envía juntos los trabajos de todas las ejecuciones, así que aquí no se puede cronometrar ninguna ejecución por separado. Abre el experimento con el motor de CPU (engine=cpu en la dirección) para medir cada ejecución.
+step-time-bar = { $run }: { $ms } ms
+step-time-pending = { $run }: aún sin medir
+step-time-lesson = La memoria baja con el número de micro-lotes; el tiempo por paso del optimizador no: cada paso sigue pasando los B ejemplos hacia delante y hacia atrás, en más pasadas y más pequeñas (cada una con su propio coste fijo). La acumulación cambia tiempo por memoria, nunca al revés.
 run-scaling-0 = lote completo
 run-scaling-1 = acumular 4, pérdida / 4
 run-scaling-2 = acumular 4, sin escalar

@@ -133,13 +133,38 @@ test('memory: the GPU engine holds one micro-batch of activations', async () => 
   await train(page, 10);
   const bars = page.getByTestId('memory-bars');
   assert.match(await bars.textContent(), /WebGPU engine allocated/);
-  const bytes = await bars.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.bytes)));
+  const bytes = await bars.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.value)));
   assert.equal(bytes.length, 3);
   assert.ok(Math.abs(bytes[1] / bytes[0] - 0.25) < 0.01, `4 micro-batches: ${bytes}`);
   assert.ok(Math.abs(bytes[2] / bytes[0] - 1 / 16) < 0.01, `16 micro-batches: ${bytes}`);
   const [full, four] = await results(page);
   assert.equal(four.loss, full.loss);
+  // The other side of the trade, by the GPU's timestamps: every run timed.
+  const times = page.getByTestId('step-time-bars');
+  assert.match(await times.textContent(), /GPU's own clock \(WebGPU timestamp queries\)/);
+  const ms = await times.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.value)));
+  assert.equal(ms.length, 3);
+  assert.ok(ms.every((t) => t > 0), `GPU ms per optimizer step: ${ms}`);
+  await times.scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-memory');
+  await page.close();
+});
+
+test('memory: the CPU engine times each run\'s optimizer step by its own clock', async () => {
+  const page = await openLab(app, '?view=lab&scenario=memory&spf=5&engine=cpu');
+  await train(page, 10);
+  const times = page.getByTestId('step-time-bars');
+  await times.locator('li[data-value]').nth(2).waitFor();
+  assert.match(await times.textContent(), /CPU engine's own clock \(WebAssembly, in a Web Worker\): the mean of each run's last 20 steps/);
+  assert.match(await times.textContent(), /the time per optimizer step does not/);
+  const rows = await times.locator('li').evaluateAll((lis) => lis.map((li) => [li.textContent, Number(li.dataset.value)]));
+  assert.equal(rows.length, 3);
+  for (const [text, ms] of rows) {
+    assert.ok(ms > 0, `${text}: ${ms}`);
+    assert.match(text, /^(full batch|accumulate \d+): \d+\.\d\d ms$/);
+  }
+  await times.scrollIntoViewIfNeeded();
+  await screenshot(page, 'lab-memory-cpu-times');
   await page.close();
 });
 

@@ -15,6 +15,9 @@ pub struct GpuContext {
     /// description, and a UI may say so in its own words).
     pub name_disclosed: bool,
     pub backend: String,
+    /// Nanoseconds per timestamp tick, where the adapter offers timestamp queries (the engines
+    /// time each run's optimizer step with them); none where it does not.
+    pub timestamp_period_ns: Option<f32>,
     errors: Arc<Mutex<Vec<GpuError>>>,
 }
 
@@ -36,10 +39,15 @@ impl GpuContext {
             .await
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("gradlab"),
-                required_features: wgpu::Features::empty(),
+                required_features: if timestamps {
+                    wgpu::Features::TIMESTAMP_QUERY
+                } else {
+                    wgpu::Features::empty()
+                },
                 required_limits: wgpu::Limits::default().using_resolution(adapter.limits()),
                 ..wgpu::DeviceDescriptor::default()
             })
@@ -78,12 +86,14 @@ impl GpuContext {
         } else {
             info.name
         };
+        let timestamp_period_ns = timestamps.then(|| queue.get_timestamp_period());
         Ok(Self {
             device,
             queue,
             adapter_name,
             name_disclosed,
             backend: format!("{:?}", info.backend),
+            timestamp_period_ns,
             errors,
         })
     }

@@ -71,6 +71,10 @@ impl GpuLab {
             let diverged_before = self.lab.runs()[i].diverged_at.is_some();
             let records = self.lab.runs_mut()[i].backend.read_records().await?;
             self.lab.push_records(i, records);
+            let run = &mut self.lab.runs_mut()[i];
+            for ms in run.backend.take_step_times() {
+                run.step_times.push(ms);
+            }
             if self.lab.snapshots() && !diverged_before {
                 let snapshots = self.lab.runs_mut()[i].backend.read_snapshots().await?;
                 self.lab

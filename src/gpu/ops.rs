@@ -134,12 +134,30 @@ enum Command {
         workgroups: u32,
     },
     Clear(wgpu::Buffer),
+    /// Where the timed work begins or ends (see [`Recorder::mark`]); it also ends a pass, so
+    /// that the timestamps fall exactly there.
+    Mark(TimingMark),
     Copy {
         source: wgpu::Buffer,
         destination: wgpu::Buffer,
         destination_offset: u64,
         bytes: u64,
     },
+}
+
+/// The two ends of the span a step's timestamps measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimingMark {
+    Start,
+    End,
+}
+
+/// Where an encoded step writes its two timestamps: queries `first` (start) and `first + 1`
+/// (end) of `set`.
+#[derive(Debug, Clone, Copy)]
+pub struct TimestampSlots<'a> {
+    pub set: &'a wgpu::QuerySet,
+    pub first: u32,
 }
 
 /// The commands of one submission, in order, with each dispatch's constants.
@@ -158,6 +176,12 @@ impl Recorder {
     /// Zeroes a buffer at this point of the sequence.
     pub fn clear(&mut self, buffer: &wgpu::Buffer) {
         self.commands.push(Command::Clear(buffer.clone()));
+    }
+
+    /// The timed span starts or ends here: the first compute pass after `Start` writes the
+    /// start timestamp as it begins, the last pass before `End` the end timestamp as it ends.
+    pub fn mark(&mut self, mark: TimingMark) {
+        self.commands.push(Command::Mark(mark));
     }
 
     pub fn copy(&mut self, source: &wgpu::Buffer, destination: &wgpu::Buffer, destination_offset: u64, bytes: u64) {
@@ -207,14 +231,21 @@ impl Submitter {
 
     /// Encodes everything `recorder` holds into one command buffer and submits it.
     pub fn submit(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) {
-        let commands = self.encode(context, ops, recorder);
+        let commands = self.encode(context, ops, recorder, None);
         context.queue.submit([commands]);
     }
 
     /// Encodes everything `recorder` holds into one command buffer, for the caller to submit
     /// together with other engines' (one submission per step for all side-by-side runs). The
-    /// uniform upload is queued now, so it lands before any later submission.
-    pub fn encode(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) -> wgpu::CommandBuffer {
+    /// uniform upload is queued now, so it lands before any later submission. With `timestamps`,
+    /// the span between the recorder's marks is timed on the GPU.
+    pub fn encode(
+        &mut self,
+        context: &GpuContext,
+        ops: &GpuOps,
+        recorder: Recorder,
+        timestamps: Option<TimestampSlots<'_>>,
+    ) -> wgpu::CommandBuffer {
         let needed = recorder.dispatch_count().max(1);
         if self.arena.is_none() || needed > self.slots {
             let slots = needed.next_power_of_two().max(64);
@@ -238,56 +269,80 @@ impl Submitter {
             label: Some("gradlab step"),
         });
         let mut commands = recorder.commands.into_iter().peekable();
+        // Whether the next pass begins the timed span.
+        let mut starts_span = false;
         while let Some(command) = commands.next() {
             match command {
                 Command::Clear(buffer) => encoder.clear_buffer(&buffer, 0, None),
+                Command::Mark(mark) => starts_span = mark == TimingMark::Start,
                 Command::Copy {
                     source,
                     destination,
                     destination_offset,
                     bytes,
                 } => encoder.copy_buffer_to_buffer(&source, 0, &destination, destination_offset, bytes),
-                dispatch @ Command::Dispatch { .. } => {
+                Command::Dispatch {
+                    kernel,
+                    slot,
+                    buffers,
+                    workgroups,
+                } => {
                     // Consecutive dispatches share one compute pass.
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-                    let mut next = Some(dispatch);
-                    while let Some(Command::Dispatch {
-                        kernel,
-                        slot,
-                        buffers,
-                        workgroups,
-                    }) = next
-                    {
+                    let mut dispatches = vec![(kernel, slot, buffers, workgroups)];
+                    while let Some(Command::Dispatch { .. }) = commands.peek() {
+                        if let Some(Command::Dispatch {
+                            kernel,
+                            slot,
+                            buffers,
+                            workgroups,
+                        }) = commands.next()
+                        {
+                            dispatches.push((kernel, slot, buffers, workgroups));
+                        }
+                    }
+                    let ends_span = matches!(commands.peek(), Some(Command::Mark(TimingMark::End)));
+                    let timestamp_writes =
+                        timestamps
+                            .filter(|_| starts_span || ends_span)
+                            .map(|slots| wgpu::ComputePassTimestampWrites {
+                                query_set: slots.set,
+                                beginning_of_pass_write_index: starts_span.then_some(slots.first),
+                                end_of_pass_write_index: ends_span.then_some(slots.first + 1),
+                            });
+                    starts_span = false;
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes,
+                    });
+                    for (kernel, slot, buffers, workgroups) in dispatches {
                         let compiled = &ops.kernels[kernel];
-                        let bind_group = self.bind_groups.entry((kernel, buffers.clone())).or_insert_with(|| {
-                            let mut entries = vec![wgpu::BindGroupEntry {
-                                binding: 0,
-                                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                    buffer: &arena,
-                                    offset: 0,
-                                    size: std::num::NonZeroU64::new(UNIFORM_SLOT_BYTES),
-                                }),
-                            }];
-                            for (i, buffer) in buffers.iter().enumerate() {
-                                entries.push(wgpu::BindGroupEntry {
-                                    binding: i as u32 + 1,
-                                    resource: buffer.as_entire_binding(),
+                        let bind_group =
+                            self.bind_groups
+                                .entry((kernel, buffers))
+                                .or_insert_with_key(|(_, buffers)| {
+                                    let mut entries = vec![wgpu::BindGroupEntry {
+                                        binding: 0,
+                                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                            buffer: &arena,
+                                            offset: 0,
+                                            size: std::num::NonZeroU64::new(UNIFORM_SLOT_BYTES),
+                                        }),
+                                    }];
+                                    for (i, buffer) in buffers.iter().enumerate() {
+                                        entries.push(wgpu::BindGroupEntry {
+                                            binding: i as u32 + 1,
+                                            resource: buffer.as_entire_binding(),
+                                        });
+                                    }
+                                    context.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                                        label: Some(compiled.name),
+                                        layout: &compiled.layout,
+                                        entries: &entries,
+                                    })
                                 });
-                            }
-                            context.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                                label: Some(compiled.name),
-                                layout: &compiled.layout,
-                                entries: &entries,
-                            })
-                        });
                         pass.set_pipeline(&compiled.pipeline);
                         pass.set_bind_group(0, &*bind_group, &[(slot as u64 * UNIFORM_SLOT_BYTES) as u32]);
                         pass.dispatch_workgroups(workgroups, 1, 1);
-                        next = if matches!(commands.peek(), Some(Command::Dispatch { .. })) {
-                            commands.next()
-                        } else {
-                            None
-                        };
                     }
                 }
             }

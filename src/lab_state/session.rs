@@ -7,6 +7,7 @@ use crate::plot::{LineChart, Metric};
 use crate::sim::lab::{Lab, LabConfig, RunSpec};
 use crate::sim::metrics::{metrics_csv, RunHistory, StepRecord};
 use crate::sim::regime::{LossNormalization, RegimeSpec};
+use crate::sim::step_time::StepTimes;
 use crate::sim::trace::StepTrace;
 
 /// The Lab stops by itself after this many optimizer steps (charts stay readable, memory bounded).
@@ -125,6 +126,9 @@ pub struct RunView {
     pub micro_batch_items: Vec<usize>,
     /// The latest step seen from inside, while the step-through view is open.
     pub trace: Option<StepTrace>,
+    /// Training time of its latest optimizer steps, by the engine's clock (none on an engine
+    /// that cannot time one run alone).
+    pub step_times: StepTimes,
 }
 
 impl RunView {
@@ -250,6 +254,7 @@ impl LabView {
                 diverged_at: run.diverged_at,
                 micro_batch_items: run.last_micro_batch_items.clone(),
                 trace: run.trace.clone(),
+                step_times: run.step_times.clone(),
             })
             .collect();
         Self {
@@ -285,6 +290,7 @@ impl LabView {
             if view.trace != run.trace {
                 view.trace.clone_from(&run.trace);
             }
+            view.step_times.clone_from(&run.step_times);
         }
         let added = lab.steps_taken().saturating_sub(self.steps);
         self.steps = lab.steps_taken();
@@ -471,6 +477,27 @@ impl LabView {
     }
 
     /// Memory bars: label, bytes, and the bar's length relative to the largest.
+    /// Each run's mean training time per optimizer step in milliseconds (none where the engine
+    /// does not time runs), and its share of the slowest run's, for bars like the memory ones.
+    pub fn step_time_bars(&self) -> Vec<(String, Option<f64>, f64)> {
+        let slowest = self
+            .runs
+            .iter()
+            .filter_map(|r| r.step_times.mean_ms())
+            .fold(0.0, f64::max);
+        self.runs
+            .iter()
+            .map(|r| {
+                let mean = r.step_times.mean_ms();
+                let share = match mean {
+                    Some(ms) if slowest > 0.0 => ms / slowest,
+                    _ => 0.0,
+                };
+                (r.label.clone(), mean, share)
+            })
+            .collect()
+    }
+
     pub fn memory_bars(&self) -> Vec<(String, u64, f64)> {
         let largest = self.runs.iter().map(|r| r.activation_bytes).max().unwrap_or(0).max(1);
         self.runs
@@ -497,8 +524,8 @@ mod tests {
         lab.runs().iter().map(|r| r.spec.label.clone()).collect()
     }
 
-    fn small(id: &str) -> crate::sim::lab::LabConfig {
-        crate::sim::lab::LabConfig {
+    fn small(id: &str) -> LabConfig {
+        LabConfig {
             batch_size: 32,
             ..Scenario::by_id(id).unwrap().config
         }
@@ -869,6 +896,30 @@ mod tests {
         budget.record(3, f64::NAN);
         budget.record(0, 5.0);
         assert_eq!(budget.steps(50), 3, "nonsense measurements are ignored");
+    }
+
+    #[test]
+    fn step_time_bars_show_each_runs_measured_time() {
+        let mut lab = CpuLab::<f32>::cpu(small("memory")).unwrap();
+        let before = LabView::new(&lab, labels(&lab), vec![], false);
+        assert!(before
+            .step_time_bars()
+            .iter()
+            .all(|(_, ms, share)| ms.is_none() && *share == 0.0));
+        lab.run(3, |_| {}).unwrap();
+        let mut view = LabView::new(&lab, labels(&lab), vec![], false);
+        let bars = view.step_time_bars();
+        assert_eq!(bars.len(), 3);
+        for ((label, ms, share), run) in bars.iter().zip(lab.runs()) {
+            assert_eq!(*label, run.spec.label);
+            assert_eq!(*ms, run.step_times.mean_ms());
+            assert!(ms.unwrap() > 0.0 && *share > 0.0 && *share <= 1.0);
+        }
+        assert!(bars.iter().any(|b| b.2 == 1.0), "the slowest run fills its bar");
+        // The view follows the engine's figures.
+        lab.run(2, |_| {}).unwrap();
+        view.sync(&lab);
+        assert!(view.runs.iter().all(|r| r.step_times.steps() == 5));
     }
 
     #[test]

@@ -120,6 +120,9 @@ pub trait TrainingBackend {
     fn drain_records(&mut self) -> Result<Vec<StepRecord>, SimError>;
     /// What the `Op::Snapshot`s of the steps executed since the last call copied, oldest first.
     fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError>;
+    /// Milliseconds each step executed since the last call spent on its training operations,
+    /// by the engine's own clock, oldest first; empty where the engine cannot time a run alone.
+    fn drain_step_times(&mut self) -> Vec<f64>;
     /// Current parameters, in the layout's flat order.
     fn parameters(&self) -> Result<Vec<f64>, SimError>;
     /// The gradient buffer as it stands (after the last step: the gradient that step applied).
@@ -143,6 +146,9 @@ impl<B: TrainingBackend + ?Sized> TrainingBackend for Box<B> {
     }
     fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
         (**self).drain_snapshots()
+    }
+    fn drain_step_times(&mut self) -> Vec<f64> {
+        (**self).drain_step_times()
     }
     fn parameters(&self) -> Result<Vec<f64>, SimError> {
         (**self).parameters()

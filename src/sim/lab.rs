@@ -11,6 +11,7 @@ use super::optim::{OptimizerSpec, ScheduleSpec};
 use super::real::Real;
 use super::reference::{ReferenceEngine, StepCursor};
 use super::regime::{plan_step, MetricOps, RegimeSpec, StepPlan};
+use super::step_time::StepTimes;
 use super::trace::{GradientSnapshot, StepTrace, TracedStep};
 use super::{ConfigError, SimError};
 
@@ -171,6 +172,8 @@ pub struct LabRun<B> {
     pub trace: Option<StepTrace>,
     /// The plan of the last step, kept while the lab takes snapshots (its trace is built from it).
     traced_plan: Option<StepPlan>,
+    /// Training time of the latest steps, where the engine can time the run on its own.
+    pub step_times: StepTimes,
 }
 
 impl<B> LabRun<B> {
@@ -271,6 +274,7 @@ pub struct RunUpdate {
     pub diverged_at: Option<u64>,
     pub last_micro_batch_items: Vec<usize>,
     pub trace: Option<StepTrace>,
+    pub step_times: StepTimes,
 }
 
 /// What an engine for one run is built from. [`Lab::new`] makes one per run and hands it to
@@ -346,6 +350,7 @@ impl<B> Lab<B> {
                 diverged_at: None,
                 trace: None,
                 traced_plan: None,
+                step_times: StepTimes::default(),
             });
         }
         Ok(Self {
@@ -376,6 +381,7 @@ impl<B> Lab<B> {
                     diverged_at: run.diverged_at,
                     last_micro_batch_items: run.last_micro_batch_items.clone(),
                     trace: run.trace.clone(),
+                    step_times: run.step_times.clone(),
                 }
             })
             .collect();
@@ -394,6 +400,7 @@ impl<B> Lab<B> {
             run.diverged_at = update.diverged_at;
             run.last_micro_batch_items = update.last_micro_batch_items;
             run.trace = update.trace;
+            run.step_times = update.step_times;
         }
     }
 
@@ -630,6 +637,10 @@ impl<B: TrainingBackend> Lab<B> {
         for i in 0..self.runs.len() {
             let records = self.runs[i].backend.drain_records()?;
             self.push_records(i, records);
+            let run = &mut self.runs[i];
+            for ms in run.backend.drain_step_times() {
+                run.step_times.push(ms);
+            }
             if self.metric_ops.snapshots && work.get(i).is_some_and(Option::is_some) {
                 let snapshots = self.runs[i].backend.drain_snapshots()?;
                 self.set_trace(i, &snapshots)?;
@@ -765,6 +776,44 @@ mod tests {
         }
     }
 
+    /// The CPU engine times every step, whole or sliced, by its own clock; only the training
+    /// operations count (a plan of measurements alone takes no training time).
+    #[test]
+    fn the_cpu_engine_times_the_training_work_of_each_step() {
+        let config = Scenario::by_id("memory").expect("memory").config;
+        let mut whole = CpuLab::<f32>::cpu(config.clone()).expect("valid");
+        whole.run(2, |_| {}).expect("train");
+        let mut sliced = CpuLab::<f32>::cpu(config).expect("valid");
+        let mut step = sliced.start_step();
+        while !sliced.continue_step(&mut step, || false).expect("slice") {}
+        for (lab, steps) in [(&whole, 2), (&sliced, 1)] {
+            for run in lab.runs() {
+                assert_eq!(run.step_times.steps(), steps, "{}", run.spec.label);
+                assert!(run.step_times.mean_ms().expect("timed") > 0.0);
+            }
+        }
+        let mut engine =
+            ReferenceEngine::<f32>::for_run(&RunSetup::new(whole.config(), &whole.config().runs[0], whole.dataset()))
+                .expect("engine");
+        let examples = DataOrder::new(1, whole.dataset().train.example_count()).next_batch(64);
+        let batch = StepBatch::gather(
+            &whole.dataset().train,
+            whole.dataset().input_dim,
+            examples,
+            &RegimeSpec::full_batch(),
+        );
+        let measurements = StepPlan {
+            ops: vec![
+                super::super::regime::Op::ReferenceGradient,
+                super::super::regime::Op::Evaluate,
+            ],
+            learning_rate: 0.1,
+        };
+        engine.execute(0, &measurements, &batch).expect("step");
+        assert_eq!(engine.drain_step_times(), vec![0.0]);
+        assert!(engine.drain_step_times().is_empty(), "drained");
+    }
+
     /// A mirror fed with updates holds what the lab that trains holds: records (a diverging
     /// run included, the parameter distances set after each step), divergence and step count.
     #[test]
@@ -790,6 +839,7 @@ mod tests {
             assert_eq!(a.history, b.history, "{}", a.spec.label);
             assert_eq!(a.diverged_at, b.diverged_at);
             assert_eq!(a.last_micro_batch_items, b.last_micro_batch_items);
+            assert_eq!(a.step_times, b.step_times, "the engine's times cross too");
         }
         assert!(training.runs()[1].history.iter().all(|r| r.param_distance.is_some()));
         assert_eq!(

@@ -13,6 +13,7 @@ pub mod reference;
 pub mod regime;
 pub mod rng;
 pub mod scenario;
+pub mod step_time;
 pub mod trace;
 
 use thiserror::Error;

@@ -171,6 +171,17 @@ pub enum Op {
     Snapshot(SnapshotOf),
 }
 
+impl Op {
+    /// Whether the operation is part of training itself, as in any training loop; the others
+    /// are the Lab's measurements.
+    pub fn is_training(&self) -> bool {
+        match self {
+            Op::ZeroGrad | Op::Accumulate { .. } | Op::ClipGradNorm { .. } | Op::OptimizerStep { .. } => true,
+            Op::ReferenceGradient | Op::RecordGradient | Op::Evaluate | Op::Snapshot(_) => false,
+        }
+    }
+}
+
 /// Which metric operations a plan includes (they cost extra passes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetricOps {
@@ -199,6 +210,18 @@ impl MetricOps {
 pub struct StepPlan {
     pub ops: Vec<Op>,
     pub learning_rate: f64,
+}
+
+impl StepPlan {
+    /// The operations an engine times as the optimizer step's own work: from the first
+    /// training operation to the last (the optimizer step), so the Lab's reference gradient and
+    /// evaluation before and after it are left out; the gradient-norm reduction (and, with the
+    /// step-through open, the snapshot copies) between them are small and counted.
+    pub fn training_span(&self) -> Option<std::ops::RangeInclusive<usize>> {
+        let first = self.ops.iter().position(Op::is_training)?;
+        let last = self.ops.iter().rposition(Op::is_training)?;
+        Some(first..=last)
+    }
 }
 
 /// Builds the plan of optimizer step `step` (0-based) for micro-batches holding `items` items each.
@@ -285,6 +308,38 @@ mod tests {
         };
         let ranges = regime.split_examples(10);
         assert_eq!(ranges, vec![0..3, 3..6, 6..8, 8..10]);
+    }
+
+    #[test]
+    fn the_timed_span_runs_from_the_first_training_operation_to_the_optimizer_step() {
+        let schedule = ScheduleSpec::default();
+        let regime = RegimeSpec::accumulate(2);
+        for metric_ops in [MetricOps::ALL, MetricOps::NONE] {
+            let plan = plan_step(&regime, Some(1.0), &schedule, 0, &[4, 4], metric_ops);
+            let span = plan.training_span().unwrap();
+            assert!(plan.ops[*span.start()].is_training() && plan.ops[*span.end()].is_training());
+            assert!(matches!(plan.ops[*span.end()], Op::OptimizerStep { .. }));
+            assert!(plan.ops[..*span.start()].iter().all(|op| !op.is_training()));
+            assert!(plan.ops[*span.end() + 1..].iter().all(|op| !op.is_training()));
+            let outside: Vec<_> = plan
+                .ops
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !span.contains(i))
+                .map(|(_, op)| *op)
+                .collect();
+            let expected = if metric_ops == MetricOps::ALL {
+                vec![Op::ReferenceGradient, Op::Evaluate]
+            } else {
+                vec![]
+            };
+            assert_eq!(outside, expected, "the Lab's measurements are outside the span");
+        }
+        let measurements = StepPlan {
+            ops: vec![Op::ReferenceGradient, Op::Evaluate],
+            learning_rate: 0.1,
+        };
+        assert_eq!(measurements.training_span(), None);
     }
 
     #[test]

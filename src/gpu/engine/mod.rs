@@ -13,8 +13,8 @@ mod forward;
 
 use super::context::GpuContext;
 use super::kernels::{self, ClipParams, NormParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams};
-use super::ops::{GpuOps, Recorder, Submitter};
-use super::readback::read_f32;
+use super::ops::{GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
+use super::readback::{read_f32, read_timestamps};
 use super::GpuError;
 use crate::sim::backend::StepBatch;
 #[cfg(not(target_arch = "wasm32"))]
@@ -223,6 +223,40 @@ pub struct GpuEngine {
     /// allocated when a plan first asks for snapshots, and which buffer each slot holds.
     snapshots: Option<(wgpu::Buffer, usize)>,
     pending_snapshots: Vec<SnapshotOf>,
+    /// Each pending step's start and end timestamps, where the adapter offers them.
+    timestamps: Option<StepTimestamps>,
+    /// Training time of the steps read back since the last drain.
+    step_times_ms: Vec<f64>,
+}
+
+/// Two timestamps per step (the training span's start and end) for up to `HISTORY_STEPS` steps
+/// between readbacks, and the buffer they are resolved into.
+#[derive(Debug)]
+struct StepTimestamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period_ns: f32,
+}
+
+impl StepTimestamps {
+    fn new(context: &GpuContext) -> Option<Self> {
+        let period_ns = context.timestamp_period_ns?;
+        let count = 2 * HISTORY_STEPS as u32;
+        Some(Self {
+            set: context.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("step timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count,
+            }),
+            resolve: context.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("step timestamps resolved"),
+                size: u64::from(count) * 8,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns,
+        })
+    }
 }
 
 /// The number of statistic sets of a norm layer and the parameters the norm kernels share.
@@ -262,6 +296,7 @@ impl GpuEngine {
     /// the data that sizes its workspaces.
     pub fn new(context: &GpuContext, ops: &Arc<GpuOps>, setup: &RunSetup<'_>) -> Result<Self, GpuError> {
         let (context, ops) = (context.clone(), Arc::clone(ops));
+        let timestamps = StepTimestamps::new(&context);
         let layout = setup.layout.clone();
         let (initial_params, initial_buffers) = (&setup.params, &setup.buffers);
         let optimizer = setup.spec.optimizer;
@@ -344,6 +379,8 @@ impl GpuEngine {
             last_step_dispatches: 0,
             snapshots: None,
             pending_snapshots: Vec::new(),
+            timestamps,
+            step_times_ms: Vec::new(),
         })
     }
 
@@ -509,7 +546,11 @@ impl GpuEngine {
         let (mut has_reference, mut evaluated) = (false, false);
         let mut clips = 0u32;
         let snapshot_buffer = self.snapshot_buffer(plan);
-        for op in &plan.ops {
+        let timed = plan.training_span();
+        for (i, op) in plan.ops.iter().enumerate() {
+            if timed.as_ref().is_some_and(|span| *span.start() == i) {
+                recorder.mark(TimingMark::Start);
+            }
             match *op {
                 Op::ReferenceGradient => {
                     let source = Source {
@@ -632,11 +673,18 @@ impl GpuEngine {
                     self.pending_snapshots.push(of);
                 }
             }
+            if timed.as_ref().is_some_and(|span| *span.end() == i) {
+                recorder.mark(TimingMark::End);
+            }
         }
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
         recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
         self.last_step_dispatches = recorder.dispatch_count();
-        let commands = self.submitter.encode(&ctx, &self.ops, recorder);
+        let timestamps = self.timestamps.as_ref().map(|t| TimestampSlots {
+            set: &t.set,
+            first: 2 * self.pending.len() as u32,
+        });
+        let commands = self.submitter.encode(&ctx, &self.ops, recorder, timestamps);
         self.pending.push(PendingStep {
             record,
             has_reference,
@@ -646,12 +694,28 @@ impl GpuEngine {
         Ok(commands)
     }
 
+    /// Milliseconds of training work of each step read back since the last call, by the GPU's
+    /// timestamps (the span between the step's marks); empty without timestamp queries.
+    pub fn take_step_times(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.step_times_ms)
+    }
+
     /// Reads back the metrics of every step submitted since the last call, in one transfer.
     pub async fn read_records(&mut self) -> Result<Vec<StepRecord>, GpuError> {
         if self.pending.is_empty() {
             return Ok(Vec::new());
         }
         let values = read_f32(&self.context, &self.history, self.pending.len() * slot::COUNT).await?;
+        if let Some(timestamps) = &self.timestamps {
+            let count = 2 * self.pending.len() as u32;
+            let ticks = read_timestamps(&self.context, &timestamps.set, count, &timestamps.resolve).await?;
+            // A span the GPU did not time (a plan without training work) reads as no time.
+            let times = ticks
+                .chunks_exact(2)
+                .filter(|t| t[1] > t[0])
+                .map(|t| (t[1] - t[0]) as f64 * f64::from(timestamps.period_ns) / 1e6);
+            self.step_times_ms.extend(times);
+        }
         let records = self
             .pending
             .drain(..)
@@ -820,6 +884,10 @@ impl TrainingBackend for GpuEngine {
 
     fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
         pollster::block_on(self.read_snapshots()).map_err(engine_error)
+    }
+
+    fn drain_step_times(&mut self) -> Vec<f64> {
+        self.take_step_times()
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {

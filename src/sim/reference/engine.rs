@@ -9,6 +9,7 @@ use crate::sim::real::Real;
 use crate::sim::regime::{Op, StepPlan};
 use crate::sim::trace::{GradientSnapshot, NormStats, SnapshotOf};
 use crate::sim::SimError;
+use web_time::Instant;
 
 /// Values kept between forward and backward for one hidden layer.
 #[derive(Debug, Clone, Default)]
@@ -71,6 +72,8 @@ pub struct ReferenceEngine<T: Real> {
     ws: Workspace<T>,
     records: Vec<StepRecord>,
     snapshots: Vec<GradientSnapshot>,
+    /// Training time of each step since the last drain (see [`TrainingBackend::drain_step_times`]).
+    step_times_ms: Vec<f64>,
 }
 
 fn convert<T: Real>(values: &[f64]) -> Vec<T> {
@@ -132,6 +135,7 @@ impl<T: Real> ReferenceEngine<T> {
             ws,
             records: Vec::new(),
             snapshots: Vec::new(),
+            step_times_ms: Vec::new(),
             layout,
         })
     }
@@ -485,6 +489,8 @@ pub struct StepCursor {
     clips: u32,
     /// The record is stored; more phases do nothing.
     finished: bool,
+    /// Time spent so far on the step's training operations (not the Lab's measurements).
+    training_ms: f64,
 }
 
 /// What a pass over a set of items is for.
@@ -511,6 +517,7 @@ impl<T: Real> ReferenceEngine<T> {
             clip_factor_sum: 0.0,
             clips: 0,
             finished: false,
+            training_ms: 0.0,
         })
     }
 
@@ -522,6 +529,25 @@ impl<T: Real> ReferenceEngine<T> {
         if cursor.finished {
             return Ok(true);
         }
+        // The engine's own clock times the optimizer step's work (what accumulation costs),
+        // not the reference gradient and evaluation the Lab adds to show it.
+        let timed = plan.training_span().is_some_and(|span| span.contains(&cursor.op));
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "web_time::Instant is std's natively (what the lint sees) and performance.now() on wasm"
+        )]
+        let started = timed.then(Instant::now);
+        let done = self.next_phase(plan, batch, cursor)?;
+        if let Some(started) = started {
+            cursor.training_ms += started.elapsed().as_secs_f64() * 1000.0;
+        }
+        if done {
+            self.step_times_ms.push(cursor.training_ms);
+        }
+        Ok(done)
+    }
+
+    fn next_phase(&mut self, plan: &StepPlan, batch: &StepBatch, cursor: &mut StepCursor) -> Result<bool, SimError> {
         if cursor.op == 0 && cursor.phase == 0 {
             // Only the last step's snapshots are kept (a lab may stop draining them mid-step).
             self.snapshots.clear();
@@ -705,6 +731,10 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
 
     fn drain_snapshots(&mut self) -> Result<Vec<GradientSnapshot>, SimError> {
         Ok(std::mem::take(&mut self.snapshots))
+    }
+
+    fn drain_step_times(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.step_times_ms)
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {

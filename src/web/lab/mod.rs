@@ -228,36 +228,82 @@ fn RunningStats(view: RwSignal<LabView>) -> impl IntoView {
     }
 }
 
+/// Bars of one measure per run, each in its run's colour; `None` leaves the bar empty.
+fn run_bars(bars: Vec<(Msg, Option<String>, f64)>) -> impl IntoView {
+    bars.into_iter()
+        .enumerate()
+        .map(|(i, (text, value, fraction))| {
+            let (r, g, b) = crate::plot::RUN_COLORS[i % crate::plot::RUN_COLORS.len()];
+            let bar_style = format!(
+                "width: {:.1}%; background: rgb({r},{g},{b})",
+                (fraction * 100.0).max(1.0)
+            );
+            view! {
+                <li data-value=value.clone()>
+                    <span class="bar-label">{msg(&text)}</span>
+                    {value.is_some().then(|| view! { <span class="bar" style=bar_style aria-hidden="true"></span> })}
+                </li>
+            }
+        })
+        .collect_view()
+}
+
+/// The memory preset's two sides of the trade: activation memory falls with the micro-batches,
+/// the time per optimizer step does not.
 #[component]
-fn MemoryBars(view: RwSignal<LabView>) -> impl IntoView {
+fn MemoryBars(view: RwSignal<LabView>, in_worker: RwSignal<bool>) -> impl IntoView {
     let from_gpu = move || view.with(|v| v.runs.first().is_some_and(|r| r.bytes_from_gpu));
-    let bars = move || {
-        view.with(LabView::memory_bars)
+    let bytes = move || {
+        let bars = view
+            .with(LabView::memory_bars)
             .into_iter()
-            .enumerate()
-            .map(|(i, (label, bytes, fraction))| {
-                let (r, g, b) = crate::plot::RUN_COLORS[i % crate::plot::RUN_COLORS.len()];
-                let bar_style = format!(
-                    "width: {:.1}%; background: rgb({r},{g},{b})",
-                    (fraction * 100.0).max(1.0)
-                );
-                let text = msg(&Msg::new("memory-bar")
+            .map(|(label, bytes, fraction)| {
+                let text = Msg::new("memory-bar")
                     .arg("run", &label)
-                    .arg("bytes", format_bytes(bytes)));
-                view! {
-                    <li data-bytes=bytes.to_string()>
-                        <span class="bar-label">{text}</span>
-                        <span class="bar" style=bar_style aria-hidden="true"></span>
-                    </li>
-                }
-            })
-            .collect_view()
+                    .arg("bytes", format_bytes(bytes));
+                (text, Some(bytes.to_string()), fraction)
+            });
+        run_bars(bars.collect())
+    };
+    let times = move || {
+        let bars = view
+            .with(LabView::step_time_bars)
+            .into_iter()
+            .map(|(label, ms, fraction)| {
+                let text = match ms {
+                    Some(ms) => Msg::new("step-time-bar")
+                        .arg("run", &label)
+                        .arg("ms", format!("{ms:.2}")),
+                    None => Msg::new("step-time-pending").arg("run", &label),
+                };
+                (text, ms.map(|ms| format!("{ms}")), fraction)
+            });
+        run_bars(bars.collect())
+    };
+    let time_source = move || {
+        let steps = crate::sim::step_time::RECENT_STEPS;
+        let untimed = view.with(|v| v.steps > 0 && v.runs.iter().all(|r| r.step_times.mean_ms().is_none()));
+        if from_gpu() && untimed {
+            tr("step-time-gpu-none")
+        } else if from_gpu() {
+            msg(&Msg::new("step-time-gpu-source").arg("steps", steps))
+        } else if in_worker.get() {
+            msg(&Msg::new("step-time-cpu-worker-source").arg("steps", steps))
+        } else {
+            msg(&Msg::new("step-time-cpu-page-source").arg("steps", steps))
+        }
     };
     view! {
         <section class="memory" aria-labelledby="memory-title" data-testid="memory-bars">
             <h3 id="memory-title">{tr("memory-title")}</h3>
             <p class="muted">{move || if from_gpu() { tr("memory-gpu-source") } else { tr("memory-model-source") }}</p>
-            <ul class="bars">{bars}</ul>
+            <ul class="bars">{bytes}</ul>
+        </section>
+        <section class="memory" aria-labelledby="step-time-title" data-testid="step-time-bars">
+            <h3 id="step-time-title">{tr("step-time-title")}</h3>
+            <p class="muted">{time_source}</p>
+            <ul class="bars">{times}</ul>
+            <p>{tr("step-time-lesson")}</p>
         </section>
     }
 }
@@ -606,7 +652,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                         <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train) />
                     })}
                     <RunningStats view=signals.view />
-                    <div hidden=move || !is_memory()><MemoryBars view=signals.view /></div>
+                    <div hidden=move || !is_memory()><MemoryBars view=signals.view in_worker=signals.cpu_in_worker /></div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
                         <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
                         <ul>{run_toggles}</ul>
