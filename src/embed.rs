@@ -31,18 +31,21 @@ pub enum Section {
     Table,
     /// The experiment's explanation (its title and what to notice stay).
     Explanation,
+    /// The step-through of one optimizer step (closed until the learner opens it).
+    StepThrough,
     /// One chart, by its slug (`hide=cosine,grad-norm`).
     Chart(Metric),
 }
 
 impl Section {
-    pub const ALL: [Section; 13] = [
+    pub const ALL: [Section; 14] = [
         Section::Menu,
         Section::Settings,
         Section::Boundaries,
         Section::Language,
         Section::Table,
         Section::Explanation,
+        Section::StepThrough,
         Section::Chart(Metric::ALL[0]),
         Section::Chart(Metric::ALL[1]),
         Section::Chart(Metric::ALL[2]),
@@ -60,6 +63,7 @@ impl Section {
             Section::Language => "language",
             Section::Table => "table",
             Section::Explanation => "explanation",
+            Section::StepThrough => "step-through",
             Section::Chart(metric) => metric.slug(),
         }
     }
@@ -302,16 +306,20 @@ mod tests {
     }
 
     #[test]
-    fn an_embed_can_hide_the_language_switch_the_table_and_any_chart() {
+    fn an_embed_can_hide_the_language_switch_the_table_the_step_through_and_any_chart() {
         let (options, notices) = EmbedOptions::from_pairs(&pairs(&[
             ("embed", "lab"),
-            ("hide", "language,table,explanation,cosine,clip-factor,grad-norm,chart"),
+            (
+                "hide",
+                "language,table,explanation,step-through,cosine,clip-factor,grad-norm,chart",
+            ),
         ]));
         let options = options.unwrap();
         for section in [
             Section::Language,
             Section::Table,
             Section::Explanation,
+            Section::StepThrough,
             Section::Chart(Metric::GradCosine),
             Section::Chart(Metric::ClipFactor),
             Section::Chart(Metric::GradNorm),

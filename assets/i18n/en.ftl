@@ -387,6 +387,7 @@ bench-running = running…
 step-title = Inside one optimizer step
 step-intro = Replay one optimizer step phase by phase: each micro-batch's forward, loss and backward, the gradient buffer filling up, then the update. Every number comes from the engine that trains.
 step-open = Look inside the next optimizer step
+step-open-short = Inside one step
 step-close = Close the step-through
 step-controls = Phases of the optimizer step
 step-previous = Previous phase

@@ -387,6 +387,7 @@ bench-running = midiendo…
 step-title = Dentro de un paso del optimizador
 step-intro = Reproduce un paso del optimizador fase a fase: el forward, la pérdida y el backward de cada micro-lote, el búfer de gradientes que se llena y después la actualización. Cada número viene del motor que entrena.
 step-open = Mirar dentro del siguiente paso del optimizador
+step-open-short = Dentro de un paso
 step-close = Cerrar la vista paso a paso
 step-controls = Fases del paso del optimizador
 step-previous = Fase anterior

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withAppAndBrowser, servePages, screenshot, repoRoot } from '../harness.mjs';
+import { withAppAndBrowser, servePages, screenshot, repoRoot, expectAccessible } from '../harness.mjs';
 import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
 
 const app = withAppAndBrowser();
@@ -234,8 +234,27 @@ test('an embedded experiment is compact at 700 px and never cut', async () => {
   }
 });
 
-test('hide= removes the menu, the language switch, the table, the explanation and any chart', async () => {
-  const page = await embeddedLab('embed=lab&scenario=pitfalls&hide=menu,language,table,explanation,loss,grad-norm', 700, 5);
+test('an embedded experiment opens its step-through in place, at 700 px', async () => {
+  const page = await embeddedLab('embed=lab&scenario=scaling', 700, 5);
+  await page.getByTestId('step-through-open').click();
+  const rows = page.getByTestId('step-through').locator('tr[data-run]');
+  await rows.first().waitFor({ timeout: 60_000 });
+  for (let i = 0; i < 12; i++) await page.getByTestId('phase-next').click();
+  const k = await rows.evaluateAll((trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.run, Number(tr.dataset.microBatch)])));
+  assert.equal(k['accumulate 4, loss / 4'], 4, JSON.stringify(k));
+  assert.equal(k['full batch'], 1);
+  const cut = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+  assert.equal(cut, false, 'nothing wider than the iframe');
+  await expectAccessible(page, 'embedded step-through');
+  await page.getByTestId('step-through').scrollIntoViewIfNeeded();
+  await screenshot(page, 'embed-step-through');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('hide= removes the menu, the language switch, the table, the explanation, the step-through and any chart', async () => {
+  const page = await embeddedLab('embed=lab&scenario=pitfalls&hide=menu,language,table,explanation,step-through,loss,grad-norm', 700, 5);
+  assert.equal(await page.getByTestId('step-through').count(), 0);
   assert.ok(await page.getByTestId('scenario-select').isHidden());
   assert.equal(await page.locator('.languages').count(), 0);
   assert.ok(await page.getByTestId('results-table').isHidden());

@@ -28,7 +28,7 @@ use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
 use course::CoursePanel;
 use engine_loop::{Command, EngineBadge, LabSignals};
-use step_through::StepThroughPanel;
+use step_through::{StepThroughPanel, StepThroughToggle};
 
 /// How the Lab page was asked to run, from the URL.
 #[derive(Debug, Clone)]
@@ -410,6 +410,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         hides(Section::Boundaries),
     );
     let (hide_table, hide_explanation) = (hides(Section::Table), hides(Section::Explanation));
+    let hide_step_through = hides(Section::StepThrough);
+    let step_through_open = RwSignal::new(false);
     let embedded = options.embed.is_some();
     let menu = texts::experiment_ids()
         .into_iter()
@@ -637,6 +639,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                             send(Command::Reset { config, labels });
                         }
                     }>{tr("button-reset")}</button>
+                // Embedded, the step-through opens from here and its panel shows only while open.
+                {(embedded && !hide_step_through).then(|| view! {
+                    <StepThroughToggle open=step_through_open send=Callback::new(send) can_train=Signal::derive(can_train) short=true />
+                })}
                 <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
             </div>
             <p class="status" role="status" aria-live="polite" data-testid="status"
@@ -647,9 +653,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                 <div class="lab-main">
                     <div hidden=hide_table><ResultsTable view=signals.view inspected=inspected /></div>
                     <HistoryScrubber inspect=inspect last_step=last_step />
-                    // Not in an embed: the iframe keeps its compact height (the full Lab has it).
-                    {(!embedded).then(|| view! {
-                        <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train) />
+                    // Closed until opened, so an embed stays compact; `hide=step-through` drops it.
+                    {(!hide_step_through).then(|| view! {
+                        <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train)
+                            open=step_through_open compact=embedded />
                     })}
                     <RunningStats view=signals.view />
                     <div hidden=move || !is_memory()><MemoryBars view=signals.view in_worker=signals.cpu_in_worker /></div>

@@ -35,14 +35,54 @@ fn activity_text(activity: Activity) -> String {
     }
 }
 
+/// Opens or closes the step-through: the engine traces its steps only while it is open, and
+/// opening pauses training and takes one traced step to show.
+fn toggle(open: RwSignal<bool>, send: Callback<Command>) {
+    let now_open = !open.get_untracked();
+    open.set(now_open);
+    send.run(Command::Trace(now_open));
+    if now_open {
+        send.run(Command::Pause);
+        send.run(Command::Step);
+    }
+}
+
+/// The button that opens and closes the step-through: in its panel, or (`short`) beside the
+/// transport buttons of an embedded experiment, which shows the panel only while it is open.
+#[component]
+pub fn StepThroughToggle(
+    open: RwSignal<bool>,
+    send: Callback<Command>,
+    /// Whether a step can be taken now (valid settings, not finished or failed).
+    can_train: Signal<bool>,
+    #[prop(optional)] short: bool,
+) -> impl IntoView {
+    let label = move || match (open.get(), short) {
+        (true, _) => tr("step-close"),
+        (false, false) => tr("step-open"),
+        (false, true) => tr("step-open-short"),
+    };
+    view! {
+        <button type="button" data-testid="step-through-open" aria-expanded=move || open.get().to_string()
+            aria-controls="step-through" disabled=move || !open.get() && !can_train.get()
+            on:click=move |_| toggle(open, send)>
+            {label}
+        </button>
+    }
+}
+
 #[component]
 pub fn StepThroughPanel(
     view: RwSignal<LabView>,
     send: Callback<Command>,
     /// Whether a step can be taken now (valid settings, not finished or failed).
     can_train: Signal<bool>,
+    /// Whether the step-through is open (shared with a [`StepThroughToggle`] elsewhere).
+    open: RwSignal<bool>,
+    /// Embedded: the panel shows only while open, its toggle sitting with the transport buttons.
+    #[prop(optional)]
+    compact: bool,
 ) -> impl IntoView {
-    let open = RwSignal::new(false);
     let replay = RwSignal::new(None::<StepThrough>);
     let playing = RwSignal::new(false);
     let selected = RwSignal::new(1usize);
@@ -62,17 +102,12 @@ pub fn StepThroughPanel(
             });
         }
     });
-    let toggle = move |_| {
-        let now_open = !open.get_untracked();
-        open.set(now_open);
-        send.run(Command::Trace(now_open));
-        if now_open {
-            send.run(Command::Pause);
-            send.run(Command::Step);
-        } else {
+    // Closing stops phases that play by themselves.
+    Effect::new(move |_| {
+        if !open.get() {
             playing.set(false);
         }
-    };
+    });
     let next_step = move |_| {
         playing.set(false);
         send.run(Command::Pause);
@@ -280,13 +315,10 @@ pub fn StepThroughPanel(
     };
 
     view! {
-        <section class="step-through-section" aria-labelledby="step-through-title">
+        <section class="step-through-section" aria-labelledby="step-through-title" hidden=move || compact && !open.get()>
             <h3 id="step-through-title">{tr("step-title")}</h3>
             <p class="muted">{tr("step-intro")}</p>
-            <button type="button" data-testid="step-through-open" aria-expanded=move || open.get().to_string()
-                aria-controls="step-through" disabled=move || !open.get() && !can_train.get() on:click=toggle>
-                {move || if open.get() { tr("step-close") } else { tr("step-open") }}
-            </button>
+            {(!compact).then(|| view! { <StepThroughToggle open=open send=send can_train=can_train /> })}
             <div id="step-through" class="step-through" data-testid="step-through" hidden=move || !open.get()
                 data-step=move || replay.with(|r| r.as_ref().map(|r| r.step().to_string()))
                 data-phase-index=move || replay.with(|r| r.as_ref().map(|r| r.index().to_string()))>
