@@ -61,6 +61,16 @@ ensure_wasm_bindgen() {
   fi
 }
 
+# wasm-opt for release builds (Trunk runs it on the bundle and finds it on PATH): Binaryen 132
+# from npm, as tools/package-lock.json pins; Debian's binaryen 108 breaks wasm-bindgen's output.
+ensure_wasm_opt() {
+  if [ ! -x "$ROOT/tools/node_modules/.bin/wasm-opt" ]; then
+    say "installing wasm-opt (Binaryen, from npm)"
+    (cd "$ROOT/tools" && npm ci --no-audit --no-fund)
+  fi
+  export PATH="$ROOT/tools/node_modules/.bin:$PATH"
+}
+
 ensure_web_toolchain() {
   ensure_wasm_target
   ensure_trunk

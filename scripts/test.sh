@@ -28,6 +28,7 @@ cargo test --locked
 say "in-browser tests (wasm32, WebGPU in headless Chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser_webgpu --test browser_components --locked
 say "release web build"
+ensure_wasm_opt
 trunk build --release
 say "end-to-end tests (headless Chromium)"
 (cd e2e && npm test)
