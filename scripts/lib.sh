@@ -64,7 +64,10 @@ ensure_wasm_bindgen() {
 # wasm-opt for release builds (Trunk runs it on the bundle and finds it on PATH): Binaryen 132
 # from npm, as tools/package-lock.json pins; Debian's binaryen 108 breaks wasm-bindgen's output.
 ensure_wasm_opt() {
-  if [ ! -x "$ROOT/tools/node_modules/.bin/wasm-opt" ]; then
+  local wanted installed
+  wanted="$(sed -n 's/.*"binaryen": *"\([0-9.]*\)".*/\1/p' "$ROOT/tools/package.json")"
+  installed="$(sed -n 's/^  "version": *"\([0-9.]*\)".*/\1/p' "$ROOT/tools/node_modules/binaryen/package.json" 2>/dev/null || true)"
+  if [ ! -x "$ROOT/tools/node_modules/.bin/wasm-opt" ] || [ "$wanted" != "$installed" ]; then
     say "installing wasm-opt (Binaryen, from npm)"
     (cd "$ROOT/tools" && npm ci --no-audit --no-fund)
   fi

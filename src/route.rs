@@ -50,7 +50,7 @@ impl Route {
         let default_view = if get("bench").is_some() { "bench" } else { "lab" };
         let route = match get("view").unwrap_or(default_view) {
             "quiz" => Route::Quiz {
-                question: get("question").map(|id| clipped(Some(id))),
+                question: quiz_question(pairs),
             },
             "certificate" => Route::Certificate,
             "bench" => Route::Bench,
@@ -88,6 +88,15 @@ impl Route {
             Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
         }
     }
+}
+
+/// The quiz question a link asks for (`question=`), clipped like every parameter; read apart
+/// for an embedded quiz, which ignores `view`.
+pub fn quiz_question(pairs: &[(String, String)]) -> Option<String> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == "question")
+        .map(|(_, v)| v.chars().take(MAX_PARAM_CHARS).collect())
 }
 
 /// A notice per key given more than once: every reader of the URL takes the first value, and
@@ -140,6 +149,11 @@ mod tests {
         assert_eq!(
             Route::from_pairs(&pairs(&[("view", "quiz"), ("question", "unscaled-sgd")])).0,
             deep
+        );
+        let long = "q".repeat(10_000);
+        assert_eq!(
+            quiz_question(&pairs(&[("embed", "quiz"), ("question", &long)])).map(|q| q.len()),
+            Some(MAX_PARAM_CHARS)
         );
         assert_eq!(Route::from_pairs(&pairs(&[("bench", "")])).0, Route::Bench);
         assert_eq!(Route::from_pairs(&pairs(&[("view", "bench")])).0, Route::Bench);

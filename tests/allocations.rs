@@ -26,14 +26,17 @@ fn engine_allocations<T: Real>(mut lab: CpuLab<T>, run: usize, steps: usize) -> 
         engine.execute(w.step, &w.plan, &w.batch).unwrap();
     }
     engine.drain_records().unwrap();
+    engine.drain_step_times();
     let mut allocations = 0;
     for w in &work[2..] {
         let mut result = Ok(());
         let counted = allocation_counter::measure(|| result = engine.execute(w.step, &w.plan, &w.batch));
         result.unwrap();
         allocations += counted.count_total;
-        // As the Lab does after every step (the drained records are the Lab's allocation).
+        // As the Lab does after every step (the drained records and times are the Lab's
+        // allocation).
         assert_eq!(engine.drain_records().unwrap().len(), 1, "the step was recorded");
+        assert_eq!(engine.drain_step_times().len(), 1, "the step was timed");
     }
     allocations
 }

@@ -70,9 +70,12 @@ impl GpuLab {
         for i in 0..self.lab.runs().len() {
             let diverged_before = self.lab.runs()[i].diverged_at.is_some();
             let records = self.lab.runs_mut()[i].backend.read_records().await?;
+            let known = self.lab.runs()[i].history.len();
             self.lab.push_records(i, records);
+            // The times of the steps whose records were kept (none after a divergence).
             let run = &mut self.lab.runs_mut()[i];
-            for ms in run.backend.take_step_times() {
+            let kept = run.history.len() - known;
+            for ms in run.backend.take_step_times().into_iter().take(kept) {
                 run.step_times.push(ms);
             }
             if self.lab.snapshots() && !diverged_before {

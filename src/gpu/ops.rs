@@ -231,21 +231,22 @@ impl Submitter {
 
     /// Encodes everything `recorder` holds into one command buffer and submits it.
     pub fn submit(&mut self, context: &GpuContext, ops: &GpuOps, recorder: Recorder) {
-        let commands = self.encode(context, ops, recorder, None);
+        let (commands, _) = self.encode(context, ops, recorder, None);
         context.queue.submit([commands]);
     }
 
     /// Encodes everything `recorder` holds into one command buffer, for the caller to submit
     /// together with other engines' (one submission per step for all side-by-side runs). The
     /// uniform upload is queued now, so it lands before any later submission. With `timestamps`,
-    /// the span between the recorder's marks is timed on the GPU.
+    /// the span between the recorder's marks is timed on the GPU; the flag says whether both of
+    /// its timestamps are written (so that a slot left from an earlier step is never read).
     pub fn encode(
         &mut self,
         context: &GpuContext,
         ops: &GpuOps,
         recorder: Recorder,
         timestamps: Option<TimestampSlots<'_>>,
-    ) -> wgpu::CommandBuffer {
+    ) -> (wgpu::CommandBuffer, bool) {
         let needed = recorder.dispatch_count().max(1);
         if self.arena.is_none() || needed > self.slots {
             let slots = needed.next_power_of_two().max(64);
@@ -269,8 +270,9 @@ impl Submitter {
             label: Some("gradlab step"),
         });
         let mut commands = recorder.commands.into_iter().peekable();
-        // Whether the next pass begins the timed span.
+        // Whether the next pass begins the timed span, and which timestamps were written.
         let mut starts_span = false;
+        let (mut started, mut ended) = (false, false);
         while let Some(command) = commands.next() {
             match command {
                 Command::Clear(buffer) => encoder.clear_buffer(&buffer, 0, None),
@@ -309,6 +311,10 @@ impl Submitter {
                                 beginning_of_pass_write_index: starts_span.then_some(slots.first),
                                 end_of_pass_write_index: ends_span.then_some(slots.first + 1),
                             });
+                    if timestamp_writes.is_some() {
+                        started |= starts_span;
+                        ended |= ends_span;
+                    }
                     starts_span = false;
                     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: None,
@@ -347,7 +353,7 @@ impl Submitter {
                 }
             }
         }
-        encoder.finish()
+        (encoder.finish(), started && ended)
     }
 }
 

@@ -7,6 +7,26 @@ use super::GpuError;
 
 /// Copies `len` f32 values out of `source` (which needs `COPY_SRC`).
 pub async fn read_f32(context: &GpuContext, source: &wgpu::Buffer, len: usize) -> Result<Vec<f32>, GpuError> {
+    Ok(read_f32_and_timestamps(context, source, len, None).await?.0)
+}
+
+/// The first `count` queries of a timestamp query set, resolved into `resolve` (which needs
+/// `QUERY_RESOLVE` and `COPY_SRC`, 8 bytes a query) to be read.
+#[derive(Debug, Clone, Copy)]
+pub struct Queries<'a> {
+    pub set: &'a wgpu::QuerySet,
+    pub count: u32,
+    pub resolve: &'a wgpu::Buffer,
+}
+
+/// Copies `len` f32 values out of `source` and, with `queries`, their timestamps (in ticks), in
+/// one submission and one mapping.
+pub async fn read_f32_and_timestamps(
+    context: &GpuContext,
+    source: &wgpu::Buffer,
+    len: usize,
+    queries: Option<Queries<'_>>,
+) -> Result<(Vec<f32>, Vec<u64>), GpuError> {
     let bytes = (4 * len) as u64;
     if bytes > source.size() {
         return Err(GpuError::Shape(format!(
@@ -14,54 +34,37 @@ pub async fn read_f32(context: &GpuContext, source: &wgpu::Buffer, len: usize) -
             source.size()
         )));
     }
+    let value_bytes = bytes.max(4).min(source.size());
+    let count = queries.map_or(0, |q| q.count);
+    let tick_bytes = u64::from(count) * 8;
+    if let Some(q) = queries.filter(|q| tick_bytes > q.resolve.size()) {
+        return Err(GpuError::Shape(format!(
+            "resolving {count} timestamps into a buffer of {} bytes",
+            q.resolve.size()
+        )));
+    }
+    // The timestamps follow the values, 8-byte aligned.
+    let tick_offset = value_bytes.next_multiple_of(8);
     let staging = context.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback staging"),
-        size: bytes.max(4),
+        size: tick_offset + tick_bytes,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     let mut encoder = context.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("readback"),
     });
-    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes.max(4).min(source.size()));
-    let bytes = map_read(context, encoder, &staging).await?;
-    // Copied out, not cast: a byte vector promises no alignment.
-    let mut values = bytemuck::pod_collect_to_vec::<u8, f32>(&bytes);
-    values.truncate(len);
-    Ok(values)
-}
-
-/// Resolves the first `count` queries of `set` into `resolve` (which needs `QUERY_RESOLVE` and
-/// `COPY_SRC`, 8 bytes a query) and reads the timestamps back, in ticks.
-pub async fn read_timestamps(
-    context: &GpuContext,
-    set: &wgpu::QuerySet,
-    count: u32,
-    resolve: &wgpu::Buffer,
-) -> Result<Vec<u64>, GpuError> {
-    let bytes = u64::from(count.max(1)) * 8;
-    if bytes > resolve.size() {
-        return Err(GpuError::Shape(format!(
-            "resolving {count} timestamps into a buffer of {} bytes",
-            resolve.size()
-        )));
+    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, value_bytes);
+    if let Some(q) = queries.filter(|_| count > 0) {
+        encoder.resolve_query_set(q.set, 0..count, q.resolve, 0);
+        encoder.copy_buffer_to_buffer(q.resolve, 0, &staging, tick_offset, tick_bytes);
     }
-    let staging = context.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("timestamp staging"),
-        size: bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = context.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("timestamp readback"),
-    });
-    if count > 0 {
-        encoder.resolve_query_set(set, 0..count, resolve, 0);
-    }
-    encoder.copy_buffer_to_buffer(resolve, 0, &staging, 0, bytes);
     let mapped = map_read(context, encoder, &staging).await?;
-    let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&mapped);
-    Ok(ticks.into_iter().take(count as usize).collect())
+    // Copied out, not cast: a byte vector promises no alignment.
+    let mut values = bytemuck::pod_collect_to_vec::<u8, f32>(&mapped[..value_bytes as usize]);
+    values.truncate(len);
+    let ticks = bytemuck::pod_collect_to_vec::<u8, u64>(&mapped[tick_offset as usize..]);
+    Ok((values, ticks))
 }
 
 /// Submits `encoder` (whose last command fills `staging`), maps `staging` and returns its bytes;

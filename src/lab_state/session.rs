@@ -476,7 +476,6 @@ impl LabView {
             .collect()
     }
 
-    /// Memory bars: label, bytes, and the bar's length relative to the largest.
     /// Each run's mean training time per optimizer step in milliseconds (none where the engine
     /// does not time runs), and its share of the slowest run's, for bars like the memory ones.
     pub fn step_time_bars(&self) -> Vec<(String, Option<f64>, f64)> {
@@ -498,6 +497,7 @@ impl LabView {
             .collect()
     }
 
+    /// Memory bars: label, bytes, and the bar's length relative to the largest.
     pub fn memory_bars(&self) -> Vec<(String, u64, f64)> {
         let largest = self.runs.iter().map(|r| r.activation_bytes).max().unwrap_or(0).max(1);
         self.runs

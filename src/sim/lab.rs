@@ -636,9 +636,12 @@ impl<B: TrainingBackend> Lab<B> {
             .collect::<Result<Vec<_>, _>>()?;
         for i in 0..self.runs.len() {
             let records = self.runs[i].backend.drain_records()?;
+            let known = self.runs[i].history.len();
             self.push_records(i, records);
+            // The times of the steps whose records were kept (none after a divergence).
             let run = &mut self.runs[i];
-            for ms in run.backend.drain_step_times() {
+            let kept = run.history.len() - known;
+            for ms in run.backend.drain_step_times().into_iter().take(kept) {
                 run.step_times.push(ms);
             }
             if self.metric_ops.snapshots && work.get(i).is_some_and(Option::is_some) {
@@ -776,8 +779,8 @@ mod tests {
         }
     }
 
-    /// The CPU engine times every step, whole or sliced, by its own clock; only the training
-    /// operations count (a plan of measurements alone takes no training time).
+    /// The CPU engine times every step, whole or sliced, by its own clock; a plan of
+    /// measurements alone has no training span and is not timed.
     #[test]
     fn the_cpu_engine_times_the_training_work_of_each_step() {
         let config = Scenario::by_id("memory").expect("memory").config;
@@ -796,12 +799,8 @@ mod tests {
             ReferenceEngine::<f32>::for_run(&RunSetup::new(whole.config(), &whole.config().runs[0], whole.dataset()))
                 .expect("engine");
         let examples = DataOrder::new(1, whole.dataset().train.example_count()).next_batch(64);
-        let batch = StepBatch::gather(
-            &whole.dataset().train,
-            whole.dataset().input_dim,
-            examples,
-            &RegimeSpec::full_batch(),
-        );
+        let regime = RegimeSpec::accumulate(2);
+        let batch = StepBatch::gather(&whole.dataset().train, whole.dataset().input_dim, examples, &regime);
         let measurements = StepPlan {
             ops: vec![
                 super::super::regime::Op::ReferenceGradient,
@@ -810,7 +809,11 @@ mod tests {
             learning_rate: 0.1,
         };
         engine.execute(0, &measurements, &batch).expect("step");
-        assert_eq!(engine.drain_step_times(), vec![0.0]);
+        assert!(engine.drain_step_times().is_empty(), "no training work, no time");
+        let items = batch.micro_batch_items();
+        let training = plan_step(&regime, None, &ScheduleSpec::default(), 1, &items, MetricOps::ALL);
+        engine.execute(1, &training, &batch).expect("step");
+        assert_eq!(engine.drain_step_times().len(), 1);
         assert!(engine.drain_step_times().is_empty(), "drained");
     }
 

@@ -60,12 +60,9 @@ fn App() -> impl IntoView {
     let (route, route_notices) = match &embed_options {
         // An embed shows one part of the app, whatever `view` says.
         Some(options) if options.target == EmbedTarget::Quiz => {
-            let (route, notices) = Route::from_pairs(&pairs);
+            let (_, notices) = Route::from_pairs(&pairs);
             let duplicates = notices.into_iter().filter(|n| n.0.id == "notice-duplicate-parameter");
-            let question = match route {
-                Route::Quiz { question } => question,
-                _ => None,
-            };
+            let question = crate::route::quiz_question(&pairs);
             (Route::Quiz { question }, duplicates.collect())
         }
         Some(_) => {

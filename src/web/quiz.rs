@@ -111,9 +111,11 @@ pub fn QuizPage(
         Some(_) => load_from_lms(&bank),
         None => load_attempt(&bank),
     };
+    let mut linked = false;
     let link_notice = question.and_then(|id| match bank.index_of(&id) {
         Some(index) => {
             initial.current = index;
+            linked = true;
             None
         }
         None => Some(msg(&Msg::new("quiz-unknown-question").quoted("value", &id))),
@@ -207,8 +209,8 @@ pub fn QuizPage(
         persist();
     }
     // Outside an LMS a new attempt is saved at once, so a second tab opened now continues it
-    // instead of starting another.
-    if lms.is_none() && browser::load(&storage_key(bank.with_value(|b| b.version))).is_none() {
+    // instead of starting another; a linked question becomes where the learner is.
+    if lms.is_none() && (linked || browser::load(&storage_key(bank.with_value(|b| b.version))).is_none()) {
         persist();
     }
 

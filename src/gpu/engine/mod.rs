@@ -14,7 +14,7 @@ mod forward;
 use super::context::GpuContext;
 use super::kernels::{self, ClipParams, NormParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams};
 use super::ops::{GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
-use super::readback::{read_f32, read_timestamps};
+use super::readback::{read_f32, read_f32_and_timestamps, Queries};
 use super::GpuError;
 use crate::sim::backend::StepBatch;
 #[cfg(not(target_arch = "wasm32"))]
@@ -81,6 +81,8 @@ struct PendingStep {
     has_reference: bool,
     evaluated: bool,
     clips: u32,
+    /// Whether the GPU wrote both timestamps of the step's training span.
+    timed: bool,
 }
 
 #[derive(Debug)]
@@ -684,12 +686,13 @@ impl GpuEngine {
             set: &t.set,
             first: 2 * self.pending.len() as u32,
         });
-        let commands = self.submitter.encode(&ctx, &self.ops, recorder, timestamps);
+        let (commands, timed) = self.submitter.encode(&ctx, &self.ops, recorder, timestamps);
         self.pending.push(PendingStep {
             record,
             has_reference,
             evaluated,
             clips,
+            timed,
         });
         Ok(commands)
     }
@@ -705,15 +708,27 @@ impl GpuEngine {
         if self.pending.is_empty() {
             return Ok(Vec::new());
         }
-        let values = read_f32(&self.context, &self.history, self.pending.len() * slot::COUNT).await?;
+        // The metrics and the steps' timestamps come back in one mapping.
+        let queries = self.timestamps.as_ref().map(|t| Queries {
+            set: &t.set,
+            count: 2 * self.pending.len() as u32,
+            resolve: &t.resolve,
+        });
+        let (values, ticks) =
+            read_f32_and_timestamps(&self.context, &self.history, self.pending.len() * slot::COUNT, queries).await?;
         if let Some(timestamps) = &self.timestamps {
-            let count = 2 * self.pending.len() as u32;
-            let ticks = read_timestamps(&self.context, &timestamps.set, count, &timestamps.resolve).await?;
-            // A span the GPU did not time (a plan without training work) reads as no time.
-            let times = ticks
-                .chunks_exact(2)
-                .filter(|t| t[1] > t[0])
-                .map(|t| (t[1] - t[0]) as f64 * f64::from(timestamps.period_ns) / 1e6);
+            let ms_per_tick = f64::from(timestamps.period_ns) / 1e6;
+            // Only steps whose two timestamps were written this time; a span shorter than the
+            // browser's rounding reads as 0 ms and counts as such (dropping it would bias the mean).
+            let times = self
+                .pending
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.timed)
+                .filter_map(|(i, _)| {
+                    let (start, end) = (ticks.get(2 * i)?, ticks.get(2 * i + 1)?);
+                    Some(end.saturating_sub(*start) as f64 * ms_per_tick)
+                });
             self.step_times_ms.extend(times);
         }
         let records = self
@@ -726,6 +741,7 @@ impl GpuEngine {
                     has_reference,
                     evaluated,
                     clips,
+                    timed: _,
                 } = pending;
                 let get = |i: u32| f64::from(s[i as usize]);
                 record.train_loss = get(slot::LOSS_SUM) / record.items.max(1) as f64;

@@ -531,7 +531,8 @@ impl<T: Real> ReferenceEngine<T> {
         }
         // The engine's own clock times the optimizer step's work (what accumulation costs),
         // not the reference gradient and evaluation the Lab adds to show it.
-        let timed = plan.training_span().is_some_and(|span| span.contains(&cursor.op));
+        let span = plan.training_span();
+        let timed = span.as_ref().is_some_and(|span| span.contains(&cursor.op));
         #[allow(
             clippy::disallowed_methods,
             reason = "web_time::Instant is std's natively (what the lint sees) and performance.now() on wasm"
@@ -541,7 +542,7 @@ impl<T: Real> ReferenceEngine<T> {
         if let Some(started) = started {
             cursor.training_ms += started.elapsed().as_secs_f64() * 1000.0;
         }
-        if done {
+        if done && span.is_some() {
             self.step_times_ms.push(cursor.training_ms);
         }
         Ok(done)
@@ -734,7 +735,8 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
     }
 
     fn drain_step_times(&mut self) -> Vec<f64> {
-        std::mem::take(&mut self.step_times_ms)
+        // Drained, not taken, like the records: a step never allocates for its time.
+        self.step_times_ms.drain(..).collect()
     }
 
     fn parameters(&self) -> Result<Vec<f64>, SimError> {
