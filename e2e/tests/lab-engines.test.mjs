@@ -1,11 +1,11 @@
 // The engines behind the Lab: the CPU fallback where WebGPU is missing, the switch to the CPU
-// when the GPU device is lost mid-run, the same numbers on both, the time to the first step, and
-// Pause taking effect at once at the heaviest settings.
+// when the GPU device is lost mid-run, the same numbers on both and the time to the first step
+// (Pause at the heaviest settings is measured on its own: serial/pause-latency.test.mjs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { withAppAndBrowser, launchBrowser, screenshot } from '../harness.mjs';
-import { openLab, train, results, steps, HEAVIEST, measurePause, singleSteps } from '../lab-helpers.mjs';
+import { openLab, train, results, steps, singleSteps } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 let withoutWebGpu;
@@ -127,22 +127,3 @@ test('a run that diverges says where on both engines, never agrees, and the othe
   }
 });
 
-test('Pause at the heaviest settings shows within 200 ms on both engines, and no step starts after it', async () => {
-  // The hostile pass's case: the CPU engine took 72.6 s to pause, WebGPU did not pause in 120 s.
-  for (const engine of ['cpu', 'webgpu']) {
-    const page = await openLab(app, `${HEAVIEST}&engine=${engine === 'cpu' ? 'cpu' : 'gpu'}`);
-    assert.equal(await page.getByTestId('engine-badge').getAttribute('data-engine'), engine);
-    const pause = await measurePause(page, 300);
-    console.log(`# pause at the heaviest settings (${engine}): shown ${pause.ms.toFixed(0)} ms after the click; ` +
-      `the step in flight finished ${pause.finishMs} ms later`);
-    assert.ok(pause.ms <= 200, `${engine}: Pause shown ${pause.ms} ms after the click`);
-    assert.ok(pause.workingAtPause, `${engine}: the click came while a step was in flight`);
-    assert.equal(pause.statusAtPause, 'Pausing: finishing the step that had begun…');
-    assert.equal(pause.stepsSettled, pause.stepsAtPause + 1, `${engine}: only the step in flight finished`);
-    assert.equal(await page.getByTestId('status').textContent(), `Paused at step ${pause.stepsSettled}.`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal(await steps(page), pause.stepsSettled, `${engine}: nothing trains while paused`);
-    assert.deepEqual(page.errors, []);
-    await page.close();
-  }
-});
