@@ -12,7 +12,9 @@ mod common;
 
 use common::{random_vec, relative};
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::kernels::{self, ActivationCode, ActivationParams, LinearBackwardParams, LinearForwardParams};
+use gradlab::gpu::kernels::{
+    self, ActivationCode, ActivationParams, LinearBackwardParams, LinearForwardParams, OutputParams,
+};
 use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::model::Activation;
@@ -299,12 +301,17 @@ impl LayerOps for Gpu {
             bias_offset: (fan_in * fan_out) as u32,
             x_offset: 0,
             activation_below: code(below.map(|(kind, _)| kind)),
-            input_gradient: u32::from(below.is_some()),
+            pad0: 0,
         };
         self.run(|e| {
             self.ops
-                .linear_backward(e, params, &x_buf, &dy_buf, &w_buf, &u_buf, &g_buf, &du_buf)
+                .linear_parameter_gradient(e, params, &x_buf, &dy_buf, &g_buf)
                 .unwrap();
+            if below.is_some() {
+                self.ops
+                    .linear_input_gradient(e, params, &dy_buf, &w_buf, &u_buf, &du_buf)
+                    .unwrap();
+            }
         });
         let g = self.read(&g_buf, grads.len());
         let (dw, db) = g.split_at(fan_in * fan_out);
@@ -361,10 +368,12 @@ fn assert_close(backend: &dyn LayerOps, what: &str, got: &[f64], want: &[f64]) {
 }
 
 /// Shapes with every remainder modulo the kernels' blocks of 4, the canonical layers among them;
-/// those whose widths are multiples of 4 take the GPU kernels' vec4 paths (13 rows: a block
-/// past the last row there too).
-const SHAPES: [(usize, usize, usize); 8] = [
+/// those whose widths are multiples of 4 take the GPU's vec4 kernels (13 and 20 rows: blocks of
+/// 8 rows past the last row there too; 12 inputs: a block of 8 inputs half past the last), the
+/// others its scalar kernels (64 -> 3: vec4 forward, scalar backward).
+const SHAPES: [(usize, usize, usize); 9] = [
     (1, 1, 1),
+    (20, 12, 8),
     (13, 8, 12),
     (7, 2, 5),
     (64, 64, 3),
@@ -540,6 +549,125 @@ for_every_layer_backend!(
     activations_match_reference,
     activations_saturate_at_large_inputs
 );
+
+/// The GPU's output kernel (output layer, softmax, cross-entropy, accuracy and the gradient of
+/// the logits in one dispatch) against the f64 reference, with labels and losses read and
+/// written at offsets as a micro-batch does, for 2, 3 and 5 classes and aligned and odd widths.
+#[test]
+fn gpu_output_kernel_matches_reference() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(5);
+    for (rows, fan_in, classes) in [(1, 1, 2), (13, 64, 3), (64, 64, 3), (7, 9, 5), (33, 2, 2)] {
+        let shape = format!("{rows}x{fan_in}->{classes}");
+        let x = random_vec(&mut rng, rows * fan_in, 1.0);
+        let w = random_vec(&mut rng, classes * fan_in, 0.5);
+        let b = random_vec(&mut rng, classes, 0.5);
+        let (label_offset, loss_offset) = (3, 5);
+        let labels: Vec<u32> = (0..label_offset + rows)
+            .map(|i| ((i * 7 + 1) % classes) as u32)
+            .collect();
+        let weight = 0.25;
+        // The reference: logits, probabilities, row losses, arg-max and weight * (p - onehot).
+        let (logits, _) = reference_forward(&x, rows, fan_in, &w, &b, classes, None);
+        let row_labels = &labels[label_offset..];
+        let mut probs = vec![0.0; rows * classes];
+        let mut losses = Vec::new();
+        for i in 0..rows {
+            let row = i * classes..(i + 1) * classes;
+            let mut p = vec![0.0; classes];
+            losses.push(forward::softmax_cross_entropy(
+                &logits[row.clone()],
+                classes,
+                &row_labels[i..=i],
+                &mut p,
+            ));
+            probs[row].copy_from_slice(&p);
+        }
+        let correct: Vec<f64> = (0..rows)
+            .map(|i| {
+                let row = &logits[i * classes..(i + 1) * classes];
+                let best = (0..classes).fold(0, |best, c| if row[c] > row[best] { c } else { best });
+                if best == row_labels[i] as usize {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let mut dlogits = vec![0.0; rows * classes];
+        backward::softmax_cross_entropy(&probs, classes, row_labels, weight, &mut dlogits);
+
+        let mut params = w.clone();
+        params.extend_from_slice(&b);
+        let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+        let p_buf = gpu.context.storage_buffer("params", &to32(&params));
+        let l_buf = {
+            use wgpu::util::DeviceExt;
+            gpu.context
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("labels"),
+                    contents: bytemuck::cast_slice(&labels),
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+        };
+        let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
+        let loss_buf = gpu.context.zeroed_buffer("row loss", loss_offset + rows);
+        let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
+        let dlogits_buf = gpu.context.zeroed_buffer("dlogits", rows * classes);
+        let params = OutputParams {
+            rows: rows as u32,
+            classes: classes as u32,
+            fan_in: fan_in as u32,
+            weight_offset: 0,
+            bias_offset: (classes * fan_in) as u32,
+            label_offset: label_offset as u32,
+            gradient_weight: weight as f32,
+            write_gradient: 1,
+            loss_offset: loss_offset as u32,
+            ..OutputParams::default()
+        };
+        gpu.run(|e| {
+            gpu.ops
+                .output_cross_entropy(
+                    e,
+                    params,
+                    &x_buf,
+                    &p_buf,
+                    &l_buf,
+                    &probs_buf,
+                    &loss_buf,
+                    &correct_buf,
+                    &dlogits_buf,
+                )
+                .unwrap();
+        });
+        assert_close(
+            &gpu,
+            &format!("{shape} probabilities"),
+            &gpu.read(&probs_buf, rows * classes),
+            &probs,
+        );
+        let got_losses = gpu.read(&loss_buf, loss_offset + rows);
+        assert!(
+            got_losses[..loss_offset].iter().all(|&l| l == 0.0),
+            "{shape}: losses before the offset untouched"
+        );
+        assert_close(
+            &gpu,
+            &format!("{shape} row losses"),
+            &got_losses[loss_offset..],
+            &losses,
+        );
+        assert_eq!(gpu.read(&correct_buf, rows), correct, "{shape} correct");
+        assert_close(
+            &gpu,
+            &format!("{shape} dlogits"),
+            &gpu.read(&dlogits_buf, rows * classes),
+            &dlogits,
+        );
+    }
+}
 
 #[test]
 fn gpu_shape_errors_are_caught_before_dispatch() {

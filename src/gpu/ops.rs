@@ -11,11 +11,10 @@ use std::collections::HashMap;
 
 use super::context::GpuContext;
 use super::kernels::{
-    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams,
+    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams, OutputParams,
 };
 use super::GpuError;
 
-const WORKGROUP: u32 = 64;
 /// WebGPU's minimum `minUniformBufferOffsetAlignment` guarantee.
 const UNIFORM_SLOT_BYTES: u64 = 256;
 
@@ -28,12 +27,23 @@ fn storage_bindings(source: &str) -> Vec<bool> {
         .collect()
 }
 
+/// The invocations per workgroup a kernel declares (`@workgroup_size(n)`; 1 if it names none).
+fn workgroup_size(source: &str) -> u32 {
+    source
+        .split("@workgroup_size(")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(1)
+}
+
 #[derive(Debug)]
 struct CompiledKernel {
     name: &'static str,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
     storage_count: usize,
+    workgroup_size: u32,
 }
 
 /// The compiled pipelines, one per kernel, built once per device.
@@ -96,6 +106,7 @@ fn compile(context: &GpuContext, kernel: &KernelInfo) -> CompiledKernel {
         pipeline,
         layout,
         storage_count: storage.len(),
+        workgroup_size: workgroup_size(kernel.source),
     }
 }
 
@@ -103,12 +114,12 @@ fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
     buffer.size() / 4
 }
 
-/// The linear kernels read their inputs as `array<vec4<f32>>`: a buffer must hold whole vec4s
+/// The vec4 linear kernels read (and write) whole `vec4<f32>`s: a buffer must hold whole vec4s
 /// (as every buffer from [`GpuContext::storage_buffer`] and `zeroed_buffer` does).
 fn check_whole_vec4s(buffers: &[&wgpu::Buffer]) -> Result<(), GpuError> {
     match buffers.iter().find(|b| b.size() % 16 != 0) {
         Some(b) => Err(GpuError::Shape(format!(
-            "a linear kernel's input of {} bytes is not whole vec4s",
+            "a linear kernel's buffer of {} bytes is not whole vec4s",
             b.size()
         ))),
         None => Ok(()),
@@ -389,8 +400,8 @@ impl GpuOps {
         Ok(index)
     }
 
-    /// Records `kernel` over `invocations` threads (64 per workgroup), with `params` as its
-    /// constants and `buffers` at bindings 1, 2, ....
+    /// Records `kernel` over `invocations` threads (in workgroups of the size it declares), with
+    /// `params` as its constants and `buffers` at bindings 1, 2, ....
     pub fn run<P: KernelParams>(
         &self,
         recorder: &mut Recorder,
@@ -400,7 +411,7 @@ impl GpuOps {
         invocations: u32,
     ) -> Result<(), GpuError> {
         let index = self.kernel_index(&kernel.info, buffers.len())?;
-        let workgroups = invocations.div_ceil(WORKGROUP).max(1);
+        let workgroups = invocations.div_ceil(self.kernels[index].workgroup_size).max(1);
         recorder.dispatch(index, bytemuck::bytes_of(params), buffers, workgroups);
         Ok(())
     }
@@ -431,7 +442,6 @@ impl GpuOps {
         let p = params;
         let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
         check_nonempty(p.fan_in, p.fan_out)?;
-        check_whole_vec4s(&[x, parameters])?;
         check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(
             parameters,
@@ -443,28 +453,67 @@ impl GpuOps {
         if p.activation != ActivationCode::Identity as u32 {
             check(a, rows * fan_out, "activation output")?;
         }
-        let blocks = p.rows.div_ceil(4) * p.fan_out.div_ceil(4);
-        self.run(recorder, &kernels::LINEAR_FORWARD, &p, &[x, parameters, z, a], blocks)
+        let buffers = [x, parameters, z, a];
+        if aligned(&[p.fan_in, p.x_offset, p.weight_offset]) {
+            check_whole_vec4s(&[x, parameters])?;
+            let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
+            self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
+        } else {
+            let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
+            self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
+        }
     }
 
-    /// Adds the weight and bias gradients of `dy` into `grads` and, when
-    /// `params.input_gradient` is 1, writes `du_below = (dy W) * f'(u_below)`.
+    /// The output layer's logits from `x`, then softmax and cross-entropy: probabilities into
+    /// `probs`, each row's loss into `row_loss` (from `params.loss_offset`), whether its arg-max
+    /// is its label into `row_correct` and, with `params.write_gradient`, the gradient of the
+    /// weighted loss at the logits into `dlogits`.
     #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
-    pub fn linear_backward(
+    pub fn output_cross_entropy(
+        &self,
+        recorder: &mut Recorder,
+        params: OutputParams,
+        x: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        labels: &wgpu::Buffer,
+        probs: &wgpu::Buffer,
+        row_loss: &wgpu::Buffer,
+        row_correct: &wgpu::Buffer,
+        dlogits: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        let (rows, fan_in, classes) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.classes));
+        check_nonempty(p.fan_in, p.classes)?;
+        check(x, rows * fan_in, "input")?;
+        check(
+            parameters,
+            u64::from(p.weight_offset) + fan_in * classes,
+            "parameters (weight)",
+        )?;
+        check(parameters, u64::from(p.bias_offset) + classes, "parameters (bias)")?;
+        check(labels, u64::from(p.label_offset) + rows, "labels")?;
+        check(probs, rows * classes, "probabilities")?;
+        check(row_loss, u64::from(p.loss_offset) + rows, "row losses")?;
+        check(row_correct, rows, "row correctness")?;
+        if p.write_gradient == 1 {
+            check(dlogits, rows * classes, "logit gradient")?;
+        }
+        let buffers = [x, parameters, labels, probs, row_loss, row_correct, dlogits];
+        self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY, &p, &buffers, p.rows)
+    }
+
+    /// Adds the weight and bias gradients of `dy` (at the layer's input `x`) into `grads`.
+    pub fn linear_parameter_gradient(
         &self,
         recorder: &mut Recorder,
         params: LinearBackwardParams,
         x: &wgpu::Buffer,
         dy: &wgpu::Buffer,
-        parameters: &wgpu::Buffer,
-        u_below: &wgpu::Buffer,
         grads: &wgpu::Buffer,
-        du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
         let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
         check_nonempty(p.fan_in, p.fan_out)?;
-        check_whole_vec4s(&[x, dy, parameters])?;
         check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
         check(dy, rows * fan_out, "upstream gradient")?;
         check(
@@ -473,26 +522,56 @@ impl GpuOps {
             "gradients (weight)",
         )?;
         check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")?;
-        let (input_blocks, output_blocks) = (p.fan_in.div_ceil(4), p.fan_out.div_ceil(4));
-        let mut jobs = output_blocks * input_blocks + output_blocks;
-        if p.input_gradient == 1 {
-            check(
-                parameters,
-                u64::from(p.weight_offset) + fan_in * fan_out,
-                "parameters (weight)",
-            )?;
-            check(u_below, rows * fan_in, "activation input below")?;
-            check(du_below, rows * fan_in, "input gradient")?;
-            jobs += p.rows.div_ceil(4) * input_blocks;
+        let buffers = [x, dy, grads];
+        if aligned(&[p.fan_in, p.x_offset, p.fan_out]) {
+            check_whole_vec4s(&[x, dy])?;
+            let blocks = (p.fan_out / 4) * p.fan_in.div_ceil(8);
+            self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
+        } else {
+            let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
+            let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
+            self.run(recorder, kernel, &p, &buffers, invocations)
         }
-        self.run(
-            recorder,
-            &kernels::LINEAR_BACKWARD,
-            &p,
-            &[x, dy, parameters, u_below, grads, du_below],
-            jobs,
-        )
     }
+
+    /// Writes `du_below = (dy W) * f'(u_below)`, the gradient at the input of the activation
+    /// below the layer.
+    pub fn linear_input_gradient(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearBackwardParams,
+        dy: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        u_below: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+        check_nonempty(p.fan_in, p.fan_out)?;
+        check(dy, rows * fan_out, "upstream gradient")?;
+        check(
+            parameters,
+            u64::from(p.weight_offset) + fan_in * fan_out,
+            "parameters (weight)",
+        )?;
+        check(u_below, rows * fan_in, "activation input below")?;
+        check(du_below, rows * fan_in, "input gradient")?;
+        let buffers = [dy, parameters, u_below, du_below];
+        if aligned(&[p.fan_in, p.fan_out, p.weight_offset]) {
+            check_whole_vec4s(&buffers)?;
+            let blocks = p.rows.div_ceil(8) * p.fan_in.div_ceil(8);
+            self.run(recorder, &kernels::LINEAR_INPUT_GRADIENT, &p, &buffers, blocks)
+        } else {
+            let invocations = p.rows.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
+            let kernel = &kernels::LINEAR_INPUT_GRADIENT_SCALAR;
+            self.run(recorder, kernel, &p, &buffers, invocations)
+        }
+    }
+}
+
+/// Whether every row start and length a vec4 kernel reads is a multiple of 4 values.
+fn aligned(values: &[u32]) -> bool {
+    values.iter().all(|v| v % 4 == 0)
 }
 
 /// The kernels index the last input and output (`fan_in - 1`); zero rows do nothing.
@@ -507,7 +586,14 @@ fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
 
 #[cfg(test)]
 mod tests {
-    use super::storage_bindings;
+    use super::{storage_bindings, workgroup_size};
+
+    #[test]
+    fn workgroup_sizes_are_read_from_the_source() {
+        assert_eq!(workgroup_size("@compute @workgroup_size(16)\nfn main() {}"), 16);
+        assert_eq!(workgroup_size("@compute @workgroup_size( 64 )\nfn main() {}"), 64);
+        assert_eq!(workgroup_size("@compute @workgroup_size(1)\nfn main() {}"), 1);
+    }
 
     #[test]
     fn storage_bindings_are_read_from_the_source() {

@@ -1,7 +1,8 @@
-//! Recording a backward pass: one dispatch per linear layer computes its parameter gradients
-//! and the gradient at the input of the activation below (the activation's derivative fused
-//! in); a norm layer adds its two dispatches. The gradients between layers alternate between
-//! two workspace buffers, so that no dispatch reads the buffer it writes.
+//! Recording a backward pass: per linear layer one dispatch adds its parameter gradients and
+//! one computes the gradient at the input of the activation below (the activation's derivative
+//! fused in; the first layer has none); a norm layer adds its two dispatches. The gradients
+//! between layers alternate between two workspace buffers, so that no dispatch reads the
+//! buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
 use crate::gpu::kernels::{self, ActivationCode, LinearBackwardParams, NormGradientParams};
@@ -40,16 +41,16 @@ impl GpuEngine {
             bias_offset: self.layout.output_bias as u32,
             x_offset: 0,
             activation_below: activation,
-            input_gradient: 1,
+            pad0: 0,
         };
-        self.ops.linear_backward(
+        self.ops
+            .linear_parameter_gradient(recorder, params, &ws.layers[top].a, &ws.dlogits, target)?;
+        self.ops.linear_input_gradient(
             recorder,
             params,
-            &ws.layers[top].a,
             &ws.dlogits,
             &self.params,
             activation_input(top),
-            target,
             between[top % 2],
         )?;
         for (l, layer) in hidden.iter().enumerate().rev() {
@@ -81,13 +82,6 @@ impl GpuEngine {
                 dy = &ws.dz;
             }
             let (x, x_offset) = ws.layer_input(source, l, layer.fan_in);
-            // The first layer's input is the data: no input gradient. Its two unused bindings
-            // get the (read-only) data and the gradient buffer this layer does not read.
-            let (u_below, du_below) = if l == 0 {
-                (source.inputs, between[1])
-            } else {
-                (activation_input(l - 1), between[(l - 1) % 2])
-            };
             let params = LinearBackwardParams {
                 rows,
                 fan_in: layer.fan_in as u32,
@@ -96,10 +90,20 @@ impl GpuEngine {
                 bias_offset: layer.bias as u32,
                 x_offset: x_offset as u32,
                 activation_below: activation,
-                input_gradient: u32::from(l > 0),
+                pad0: 0,
             };
-            self.ops
-                .linear_backward(recorder, params, x, dy, &self.params, u_below, target, du_below)?;
+            self.ops.linear_parameter_gradient(recorder, params, x, dy, target)?;
+            // The first layer's input is the data: no input gradient.
+            if l > 0 {
+                self.ops.linear_input_gradient(
+                    recorder,
+                    params,
+                    dy,
+                    &self.params,
+                    activation_input(l - 1),
+                    between[(l - 1) % 2],
+                )?;
+            }
         }
         Ok(())
     }

@@ -1,24 +1,26 @@
 //! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (a
-//! norm layer between them adds its own), then the output layer and one softmax +
-//! cross-entropy dispatch that also writes the gradient of the logits when training.
+//! norm layer between them adds its own), then one dispatch for the output layer, softmax and
+//! cross-entropy that also writes the gradient of the logits when training.
 
-use super::{norm_params, GpuEngine, Mode, Source, Workspace};
+use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{
-    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, RunningStatsParams, SoftmaxParams,
+    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, OutputParams, RunningStatsParams,
 };
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 
 impl GpuEngine {
-    /// Forward pass over `source` into `ws`; leaves probabilities, row losses, correctness and,
-    /// in training mode, the gradient of the weighted loss with respect to the logits.
+    /// Forward pass over `source` into `ws`; leaves probabilities, correctness and, in training
+    /// mode, the gradient of the weighted loss with respect to the logits in `ws`, and the rows'
+    /// losses in `losses`.
     pub(super) fn forward(
         &self,
         recorder: &mut Recorder,
         ws: &Workspace,
         source: Source<'_>,
         mode: Mode,
+        losses: RowLosses<'_>,
     ) -> Result<(), GpuError> {
         let rows = source.rows;
         if rows > ws.rows {
@@ -122,46 +124,33 @@ impl GpuEngine {
                 n,
             )?;
         }
-        let classes = self.layout.classes as u32;
         let last = &ws.layers[self.layout.hidden.len() - 1].a;
-        let params = LinearForwardParams {
-            rows: rows as u32,
-            fan_in: self.layout.output_fan_in as u32,
-            fan_out: classes,
-            weight_offset: self.layout.output_weight as u32,
-            bias_offset: self.layout.output_bias as u32,
-            x_offset: 0,
-            activation: ActivationCode::Identity as u32,
-            pad0: 0,
-        };
-        // The identity writes the logits only; `probs` fills the unused activation binding.
-        self.ops
-            .linear_forward(recorder, params, last, &self.params, &ws.logits, &ws.probs)?;
         let (gradient_weight, write_gradient) = match mode {
             Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
             Mode::Eval => (0.0, 0),
         };
-        let params = SoftmaxParams {
+        let params = OutputParams {
             rows: rows as u32,
-            classes,
+            classes: self.layout.classes as u32,
+            fan_in: self.layout.output_fan_in as u32,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
             label_offset: source.first_row as u32,
             gradient_weight,
             write_gradient,
-            ..SoftmaxParams::default()
+            loss_offset: losses.offset as u32,
+            ..OutputParams::default()
         };
-        self.ops.run(
+        self.ops.output_cross_entropy(
             recorder,
-            &kernels::SOFTMAX_CROSS_ENTROPY,
-            &params,
-            &[
-                &ws.logits,
-                source.labels,
-                &ws.probs,
-                &ws.row_loss,
-                &ws.row_correct,
-                &ws.dlogits,
-            ],
-            rows as u32,
+            params,
+            last,
+            &self.params,
+            source.labels,
+            &ws.probs,
+            losses.buffer,
+            &ws.row_correct,
+            &ws.dlogits,
         )
     }
 }

@@ -98,7 +98,6 @@ struct LayerBuffers {
 struct Workspace {
     rows: usize,
     layers: Vec<LayerBuffers>,
-    logits: wgpu::Buffer,
     probs: wgpu::Buffer,
     dlogits: wgpu::Buffer,
     row_loss: wgpu::Buffer,
@@ -114,6 +113,14 @@ fn stats_len(norm: Norm, rows: usize, width: usize) -> usize {
 }
 
 impl Workspace {
+    /// Its own row-loss buffer, from row 0 (the metrics workspace's).
+    fn own_losses(&self) -> RowLosses<'_> {
+        RowLosses {
+            buffer: &self.row_loss,
+            offset: 0,
+        }
+    }
+
     /// The input of hidden layer `l` (of `fan_in` values per row) and the offset of its first
     /// value: the data for the first layer, the activation of the layer below otherwise.
     fn layer_input<'a>(&'a self, source: Source<'a>, l: usize, fan_in: usize) -> (&'a wgpu::Buffer, usize) {
@@ -124,7 +131,9 @@ impl Workspace {
         }
     }
 
-    fn new(context: &GpuContext, layout: &Layout, rows: usize, label: &str) -> Self {
+    /// A workspace of `rows` rows; `row_losses` says whether it keeps its rows' losses (the
+    /// training workspace does not: a step's losses go to the engine's `step_row_loss`).
+    fn new(context: &GpuContext, layout: &Layout, rows: usize, label: &str, row_losses: bool) -> Self {
         let mut bytes = 0u64;
         let mut make = |name: &str, len: usize| {
             let buffer = context.zeroed_buffer(&format!("{label} {name}"), len);
@@ -159,10 +168,9 @@ impl Workspace {
         Self {
             rows,
             layers,
-            logits: make("logits", rows * classes),
             probs: make("probs", rows * classes),
             dlogits: make("dlogits", rows * classes),
-            row_loss: make("row loss", rows),
+            row_loss: make("row loss", if row_losses { rows } else { 1 }),
             row_correct: make("row correct", rows),
             da: make("da", rows * widest),
             du: make("du", rows * widest),
@@ -179,6 +187,13 @@ struct Source<'a> {
     labels: &'a wgpu::Buffer,
     first_row: usize,
     rows: usize,
+}
+
+/// Where a forward pass writes its rows' losses: row 0's at `offset`.
+#[derive(Clone, Copy)]
+struct RowLosses<'a> {
+    buffer: &'a wgpu::Buffer,
+    offset: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -214,6 +229,10 @@ pub struct GpuEngine {
     train: Workspace,
     metrics: Workspace,
     scalars: wgpu::Buffer,
+    /// The losses of every item of a step, to sum in order once per step.
+    step_row_loss: wgpu::Buffer,
+    /// The partial sums of a reduction (one vec4 per invocation of reduce_partials.wgsl).
+    reduce_partials: wgpu::Buffer,
     history: wgpu::Buffer,
     /// Host-side parts of the records whose GPU parts are still in `history`.
     pending: Vec<PendingStep>,
@@ -325,6 +344,8 @@ impl GpuEngine {
         let test_inputs = context.storage_buffer("test inputs", &to_f32(&test.inputs));
         let test_labels = labels_buffer(&context, "test labels", &test.labels, test.item_count());
         let scalars = context.zeroed_buffer("scalars", slot::COUNT);
+        let step_row_loss = context.zeroed_buffer("step row loss", capacity.step_items);
+        let reduce_partials = context.zeroed_buffer("reduce partials", 4 * kernels::REDUCE_PARTIALS_COUNT);
         let history = context.zeroed_buffer("metric history", slot::COUNT * HISTORY_STEPS);
         let fixed_bytes = [
             &params,
@@ -338,17 +359,20 @@ impl GpuEngine {
             &test_inputs,
             &test_labels,
             &scalars,
+            &step_row_loss,
+            &reduce_partials,
             &history,
         ]
         .iter()
         .map(|b| b.size())
         .sum();
-        let train = Workspace::new(&context, &layout, capacity.micro_batch_items, "train");
+        let train = Workspace::new(&context, &layout, capacity.micro_batch_items, "train", false);
         let metrics = Workspace::new(
             &context,
             &layout,
             capacity.step_items.max(capacity.test_items),
             "metrics",
+            true,
         );
         if let Some(error) = context.take_errors().into_iter().next() {
             return Err(error);
@@ -374,6 +398,8 @@ impl GpuEngine {
             train,
             metrics,
             scalars,
+            step_row_loss,
+            reduce_partials,
             history,
             pending: Vec::new(),
             fixed_bytes,
@@ -430,14 +456,63 @@ impl GpuEngine {
         slot: u32,
         accumulate: bool,
     ) -> Result<(), GpuError> {
+        self.reduce_from(recorder, a, b, 0..len, mode, slot, accumulate)
+    }
+
+    /// [`Self::reduce`] over the elements `range` of `a` (only the in-order sum takes an offset).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the reduction's operands, mode and destination"
+    )]
+    fn reduce_from(
+        &self,
+        recorder: &mut Recorder,
+        a: &wgpu::Buffer,
+        b: &wgpu::Buffer,
+        range: std::ops::Range<usize>,
+        mode: ReduceMode,
+        slot: u32,
+        accumulate: bool,
+    ) -> Result<(), GpuError> {
+        if range.start > 0 && !mode.is_serial() {
+            return Err(GpuError::Shape(format!("{mode:?} reduces from the first element")));
+        }
         if slot + mode.slots() > slot::COUNT as u32 {
             return Err(GpuError::Shape(format!("scalar slots {slot}.. do not fit")));
         }
+        let params = ReduceParams {
+            offset: range.start as u32,
+            ..ReduceParams::new(range.len(), mode, slot, accumulate)
+        };
+        if !mode.is_serial() {
+            self.ops.run(
+                recorder,
+                &kernels::REDUCE_PARTIALS,
+                &params,
+                &[a, b, &self.reduce_partials],
+                kernels::REDUCE_PARTIALS_COUNT as u32,
+            )?;
+        }
         self.ops.run_one_group(
             recorder,
-            &kernels::REDUCE,
-            &ReduceParams::new(len, mode, slot, accumulate),
-            &[a, b, &self.scalars],
+            &kernels::REDUCE_SERIAL,
+            &params,
+            &[a, &self.reduce_partials, &self.scalars],
+        )
+    }
+
+    /// Adds the losses of `rows` of `step_row_loss` to the step's loss, in order.
+    fn sum_losses(&self, recorder: &mut Recorder, rows: Option<std::ops::Range<usize>>) -> Result<(), GpuError> {
+        let Some(rows) = rows else { return Ok(()) };
+        let losses = &self.step_row_loss;
+        self.reduce_from(
+            recorder,
+            losses,
+            losses,
+            rows,
+            ReduceMode::InOrderSum,
+            slot::LOSS_SUM,
+            true,
         )
     }
 
@@ -549,6 +624,8 @@ impl GpuEngine {
         let mut clips = 0u32;
         let snapshot_buffer = self.snapshot_buffer(plan);
         let timed = plan.training_span();
+        // Rows of `step_row_loss` whose losses are not yet added to the step's loss.
+        let mut unsummed_losses: Option<std::ops::Range<usize>> = None;
         for (i, op) in plan.ops.iter().enumerate() {
             if timed.as_ref().is_some_and(|span| *span.start() == i) {
                 recorder.mark(TimingMark::Start);
@@ -566,7 +643,8 @@ impl GpuEngine {
                         update_running_stats: false,
                         gradient_weight: 1.0 / batch.item_count().max(1) as f32,
                     };
-                    self.forward(&mut recorder, &self.metrics, source, mode)?;
+                    let losses = self.metrics.own_losses();
+                    self.forward(&mut recorder, &self.metrics, source, mode, losses)?;
                     self.backward(&mut recorder, &self.metrics, source, &self.reference)?;
                     has_reference = true;
                 }
@@ -588,17 +666,34 @@ impl GpuEngine {
                         update_running_stats: true,
                         gradient_weight: item_weight as f32,
                     };
-                    self.forward(&mut recorder, &self.train, source, mode)?;
-                    self.reduce(
-                        &mut recorder,
-                        &self.train.row_loss,
-                        &self.train.row_loss,
-                        rows.len(),
-                        ReduceMode::InOrderSum,
-                        slot::LOSS_SUM,
-                        true,
-                    )?;
+                    let losses = RowLosses {
+                        buffer: &self.step_row_loss,
+                        offset: rows.start,
+                    };
+                    self.forward(&mut recorder, &self.train, source, mode, losses)?;
                     self.backward(&mut recorder, &self.train, source, &self.grads)?;
+                    // The step's loss adds its items' losses one by one in item order, once
+                    // for each run of neighbouring micro-batches (once per step, in every plan
+                    // the regimes make): the same sequence as the full batch's.
+                    let run_start = match &unsummed_losses {
+                        Some(run) if run.end == rows.start => run.start,
+                        _ => {
+                            self.sum_losses(&mut recorder, unsummed_losses.take())?;
+                            rows.start
+                        }
+                    };
+                    unsummed_losses = Some(run_start..rows.end);
+                    let next_continues = plan.ops[i + 1..]
+                        .iter()
+                        .find_map(|op| match op {
+                            Op::Accumulate { micro_batch, .. } => Some(*micro_batch),
+                            _ => None,
+                        })
+                        .and_then(|next| batch.micro_batch(next).ok())
+                        .is_some_and(|next| next.start == rows.end);
+                    if !next_continues {
+                        self.sum_losses(&mut recorder, unsummed_losses.take())?;
+                    }
                     record.items += rows.len();
                 }
                 Op::ClipGradNorm { max_norm } => {
@@ -644,7 +739,8 @@ impl GpuEngine {
                         first_row: 0,
                         rows: self.test_rows,
                     };
-                    self.forward(&mut recorder, &self.metrics, source, Mode::Eval)?;
+                    let losses = self.metrics.own_losses();
+                    self.forward(&mut recorder, &self.metrics, source, Mode::Eval, losses)?;
                     let rows = self.test_rows;
                     // One pass fills TEST_LOSS_SUM and TEST_CORRECT.
                     self.reduce(
@@ -847,7 +943,13 @@ impl GpuEngine {
                 first_row: 0,
                 rows,
             };
-            self.forward(&mut recorder, &self.metrics, source, Mode::Eval)?;
+            self.forward(
+                &mut recorder,
+                &self.metrics,
+                source,
+                Mode::Eval,
+                self.metrics.own_losses(),
+            )?;
             // Predictions bind fresh input buffers, so they use a throwaway submitter.
             Submitter::new().submit(&self.context, &self.ops, recorder);
             let probs = read_f32(&self.context, &self.metrics.probs, rows * classes).await?;

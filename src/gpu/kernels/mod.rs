@@ -91,7 +91,7 @@ impl From<Activation> for ActivationCode {
     }
 }
 
-/// What the reduce kernel sums (reduce.wgsl).
+/// What a reduction sums (reduce_partials.wgsl, then reduce_serial.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum ReduceMode {
@@ -102,8 +102,8 @@ pub enum ReduceMode {
     Comparison = 2,
     /// `sum a, sum b` into `slot, slot + 1` (test loss and correct predictions in one pass).
     PairSums = 3,
-    /// `sum a` into `slot`, element by element in order (the training loss, so that micro-batches
-    /// add in the full batch's sequence).
+    /// `sum a` into `slot`, element by element in order from `offset` (the training loss, so
+    /// that micro-batches add in the full batch's sequence).
     InOrderSum = 4,
 }
 
@@ -116,7 +116,15 @@ impl ReduceMode {
             Self::PairSums => 2,
         }
     }
+
+    /// Whether the sum is serial from the start (no parallel partials first).
+    pub fn is_serial(self) -> bool {
+        self == Self::InOrderSum
+    }
 }
+
+/// Invocations of reduce_partials.wgsl: the partial sums reduce_serial.wgsl adds in a tree.
+pub const REDUCE_PARTIALS_COUNT: usize = 256;
 
 /// The optimizers of optimizer.wgsl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +137,8 @@ pub enum OptimizerKind {
 }
 
 kernel_params! {
-    /// `z = x W^T + b` and `a = f(z)` of one linear layer (linear_forward.wgsl).
+    /// `z = x W^T + b` and `a = f(z)` of one linear layer (linear_forward.wgsl for vec4-aligned
+    /// shapes, linear_forward_scalar.wgsl for any).
     pub struct LinearForwardParams {
         pub rows: u32,
         pub fan_in: u32,
@@ -146,8 +155,9 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// Parameter gradients of one linear layer, and the gradient at the input of the layer
-    /// below with its activation's derivative applied (linear_backward.wgsl).
+    /// The backward of one linear layer: its parameter gradients (linear_parameter_gradient*.wgsl)
+    /// and the gradient at the input of the layer below with its activation's derivative
+    /// applied (linear_input_gradient*.wgsl). Each kernel reads the fields it needs.
     pub struct LinearBackwardParams {
         pub rows: u32,
         pub fan_in: u32,
@@ -157,8 +167,7 @@ kernel_params! {
         pub x_offset: u32,
         /// The [`ActivationCode`] whose derivative multiplies the input gradient.
         pub activation_below: u32,
-        /// 1 to compute the input gradient (0 for the first layer, whose input is the data).
-        pub input_gradient: u32,
+        pub pad0: u32,
     }
 }
 
@@ -222,16 +231,24 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// Softmax, cross-entropy and, when training, the gradient of the logits
-    /// (softmax_cross_entropy.wgsl).
-    pub struct SoftmaxParams {
+    /// The output layer, softmax, cross-entropy and, when training, the gradient of the logits
+    /// (output_cross_entropy.wgsl).
+    pub struct OutputParams {
         pub rows: u32,
         pub classes: u32,
+        /// Inputs per row (the last hidden layer's width).
+        pub fan_in: u32,
+        /// Offsets of W and b inside the parameter buffer.
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        /// Where row 0's label is in the label buffer.
         pub label_offset: u32,
         /// The weight of each item's loss in the gradient (`1 / items of the step`).
         pub gradient_weight: f32,
         /// 1 to write `dlogits`.
         pub write_gradient: u32,
+        /// Where row 0's loss goes in the row-loss buffer.
+        pub loss_offset: u32,
         pub pad0: u32,
         pub pad1: u32,
         pub pad2: u32,
@@ -239,14 +256,19 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// One workgroup's reduction into scalar slots (reduce.wgsl).
+    /// A reduction into scalar slots (reduce_partials.wgsl and reduce_serial.wgsl).
     pub struct ReduceParams {
         pub len: u32,
         /// A [`ReduceMode`].
         pub mode: u32,
         pub slot: u32,
-        /// 1 to add to the slot instead of replacing it (a loss summed over micro-batches).
+        /// 1 to add to the slot instead of replacing it.
         pub accumulate: u32,
+        /// The first element an in-order sum reads.
+        pub offset: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
     }
 }
 
@@ -286,6 +308,7 @@ impl ReduceParams {
             mode: mode as u32,
             slot,
             accumulate: u32::from(accumulate),
+            ..Self::default()
         }
     }
 }
@@ -299,8 +322,22 @@ macro_rules! with_activations {
 
 pub const LINEAR_FORWARD: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward", with_activations!("linear_forward.wgsl"));
-pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> =
-    Kernel::new("linear_backward", with_activations!("linear_backward.wgsl"));
+pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
+    Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
+pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_parameter_gradient",
+    include_str!("linear_parameter_gradient.wgsl"),
+);
+pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_parameter_gradient_scalar",
+    include_str!("linear_parameter_gradient_scalar.wgsl"),
+);
+pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> =
+    Kernel::new("linear_input_gradient", with_activations!("linear_input_gradient.wgsl"));
+pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_input_gradient_scalar",
+    with_activations!("linear_input_gradient_scalar.wgsl"),
+);
 pub const ACTIVATION_FORWARD: Kernel<ActivationParams> =
     Kernel::new("activation_forward", with_activations!("activation_forward.wgsl"));
 pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", include_str!("norm_forward.wgsl"));
@@ -312,24 +349,30 @@ pub const BATCH_NORM_RUNNING: Kernel<RunningStatsParams> =
     Kernel::new("batch_norm_running", include_str!("batch_norm_running.wgsl"));
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
     Kernel::new("batch_norm_eval", include_str!("batch_norm_eval.wgsl"));
-pub const SOFTMAX_CROSS_ENTROPY: Kernel<SoftmaxParams> =
-    Kernel::new("softmax_cross_entropy", include_str!("softmax_cross_entropy.wgsl"));
-pub const REDUCE: Kernel<ReduceParams> = Kernel::new("reduce", include_str!("reduce.wgsl"));
+pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
+    Kernel::new("output_cross_entropy", include_str!("output_cross_entropy.wgsl"));
+pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new("reduce_partials", include_str!("reduce_partials.wgsl"));
+pub const REDUCE_SERIAL: Kernel<ReduceParams> = Kernel::new("reduce_serial", include_str!("reduce_serial.wgsl"));
 pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));
 pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new("optimizer", include_str!("optimizer.wgsl"));
 
 /// All kernels, for the validation test and for building pipelines.
 pub const ALL: &[KernelInfo] = &[
     LINEAR_FORWARD.info,
-    LINEAR_BACKWARD.info,
+    LINEAR_FORWARD_SCALAR.info,
+    LINEAR_PARAMETER_GRADIENT.info,
+    LINEAR_PARAMETER_GRADIENT_SCALAR.info,
+    LINEAR_INPUT_GRADIENT.info,
+    LINEAR_INPUT_GRADIENT_SCALAR.info,
     ACTIVATION_FORWARD.info,
     NORM_FORWARD.info,
     NORM_BACKWARD_INPUT.info,
     NORM_BACKWARD_PARAMS.info,
     BATCH_NORM_RUNNING.info,
     BATCH_NORM_EVAL.info,
-    SOFTMAX_CROSS_ENTROPY.info,
-    REDUCE.info,
+    OUTPUT_CROSS_ENTROPY.info,
+    REDUCE_PARTIALS.info,
+    REDUCE_SERIAL.info,
     CLIP.info,
     OPTIMIZER.info,
 ];

@@ -1,0 +1,88 @@
+// The output layer with softmax and cross-entropy, one invocation per row (one dispatch instead
+// of two): logits[c] = b[c] + sum_k x[i, k] * W[c, k] (each sum starts at the bias and adds
+// k = 0, 1, ... in order, as the CPU reference and the linear kernels do), probabilities, the
+// row's loss -log p[label] (at loss_offset + row: a training step keeps all its micro-batches'
+// losses, to sum them once in order), 1.0 where the arg-max is the label (for accuracy) and,
+// when training, the gradient of weight * sum_i CE_i with respect to the logits,
+// weight * (p - onehot). The logits are kept in `probs` until the probabilities replace them.
+//
+// Neighbouring invocations are neighbouring rows: their weight loads are the same addresses.
+
+struct OutputParams {
+    rows: u32,
+    classes: u32,
+    fan_in: u32,
+    weight_offset: u32,
+    bias_offset: u32,
+    label_offset: u32,
+    gradient_weight: f32,
+    write_gradient: u32,
+    loss_offset: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: OutputParams;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> params: array<f32>;
+@group(0) @binding(3) var<storage, read> labels: array<u32>;
+@group(0) @binding(4) var<storage, read_write> probs: array<f32>;
+@group(0) @binding(5) var<storage, read_write> row_loss: array<f32>;
+@group(0) @binding(6) var<storage, read_write> row_correct: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dlogits: array<f32>;
+
+@compute @workgroup_size(16)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if i >= dims.rows {
+        return;
+    }
+    let base = i * dims.classes;
+    let xi = i * dims.fan_in;
+    let last_class = dims.classes - 1u;
+    // Four classes at a time; classes past the last repeat it and are not stored.
+    for (var c0 = 0u; c0 < dims.classes; c0 = c0 + 4u) {
+        let c = vec4<u32>(c0, min(c0 + 1u, last_class), min(c0 + 2u, last_class), min(c0 + 3u, last_class));
+        let w = dims.weight_offset + c * dims.fan_in;
+        let b = dims.bias_offset + c;
+        var s = vec4<f32>(params[b.x], params[b.y], params[b.z], params[b.w]);
+        for (var k = 0u; k < dims.fan_in; k = k + 1u) {
+            s = s + x[xi + k] * vec4<f32>(params[w.x + k], params[w.y + k], params[w.z + k], params[w.w + k]);
+        }
+        probs[base + c0] = s.x;
+        if c0 + 1u < dims.classes {
+            probs[base + c0 + 1u] = s.y;
+        }
+        if c0 + 2u < dims.classes {
+            probs[base + c0 + 2u] = s.z;
+        }
+        if c0 + 3u < dims.classes {
+            probs[base + c0 + 3u] = s.w;
+        }
+    }
+    var best = 0u;
+    var top = probs[base];
+    for (var c = 1u; c < dims.classes; c = c + 1u) {
+        if probs[base + c] > top {
+            top = probs[base + c];
+            best = c;
+        }
+    }
+    var sum = 0.0;
+    for (var c = 0u; c < dims.classes; c = c + 1u) {
+        sum = sum + exp(probs[base + c] - top);
+    }
+    let log_sum = top + log(sum);
+    let label = labels[dims.label_offset + i];
+    row_loss[dims.loss_offset + i] = log_sum - probs[base + label];
+    row_correct[i] = select(0.0, 1.0, best == label);
+    for (var c = 0u; c < dims.classes; c = c + 1u) {
+        let probability = exp(probs[base + c] - log_sum);
+        probs[base + c] = probability;
+        if dims.write_gradient == 1u {
+            let one_hot = select(0.0, 1.0, label == c);
+            dlogits[base + c] = dims.gradient_weight * (probability - one_hot);
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// The serial half of a reduction, one invocation, `mode` as `ReduceMode`:
+// 1, 2, 3: adds the 256 partials of reduce_partials.wgsl in a fixed tree (at each level,
+//    partials[t] += partials[t + stride] for stride 128, 64, ..., 1), into the mode's 1, 4 or 2
+//    slots from out[slot];
+// 4: sums a[offset], a[offset + 1], ... a[offset + len - 1] in order into out[slot] (the
+//    training loss, once per step over all its micro-batches' rows: they add in the very
+//    sequence of the full batch, so a correctly scaled accumulation shows the full batch's loss
+//    to the last bit).
+// With accumulate = 1 the results are added to the slots instead of replacing them (a loss
+// summed over micro-batches).
+
+struct ReduceParams {
+    len: u32,
+    mode: u32,
+    slot: u32,
+    accumulate: u32,
+    offset: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: ReduceParams;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+fn finish(j: u32, value: f32) {
+    if dims.accumulate == 1u {
+        out[dims.slot + j] = out[dims.slot + j] + value;
+    } else {
+        out[dims.slot + j] = value;
+    }
+}
+
+@compute @workgroup_size(1)
+fn main() {
+    if dims.mode == 4u {
+        var sum = 0.0;
+        if dims.accumulate == 1u {
+            sum = out[dims.slot];
+        }
+        for (var i = 0u; i < dims.len; i = i + 1u) {
+            sum = sum + a[dims.offset + i];
+        }
+        out[dims.slot] = sum;
+        return;
+    }
+    for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+        for (var t = 0u; t < stride; t = t + 1u) {
+            partials[t] = partials[t] + partials[t + stride];
+        }
+    }
+    let total = partials[0];
+    finish(0u, total.x);
+    if dims.mode == 2u {
+        finish(1u, total.y);
+        finish(2u, total.z);
+        finish(3u, total.w);
+    } else if dims.mode == 3u {
+        finish(1u, total.y);
+    }
+}
