@@ -1,10 +1,12 @@
-//! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (a
-//! norm layer between them adds its own), then one dispatch for the output layer, softmax and
+//! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (with
+//! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation),
+//! then one dispatch for the output layer, softmax and
 //! cross-entropy that also writes the gradient of the logits when training.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{
-    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, OutputParams, RunningStatsParams,
+    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams,
+    RunningStatsParams,
 };
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
@@ -75,14 +77,38 @@ impl GpuEngine {
                         &[&buffers.z, &self.params, &self.running, &buffers.normed],
                         n,
                     )?;
+                    let params = ActivationParams {
+                        len: n,
+                        activation: activation as u32,
+                        pad0: 0,
+                        pad1: 0,
+                    };
+                    self.ops.run(
+                        recorder,
+                        &kernels::ACTIVATION_FORWARD,
+                        &params,
+                        &[&buffers.normed, &buffers.a],
+                        n,
+                    )?;
                 }
                 _ => {
                     let (sets, params) = norm_params(norm, rows, layer.width, scale, shift);
+                    let params = NormParams {
+                        activation: activation as u32,
+                        ..params
+                    };
                     self.ops.run(
                         recorder,
                         &kernels::NORM_FORWARD,
                         &params,
-                        &[&buffers.z, &self.params, &buffers.xhat, &buffers.normed, &buffers.stats],
+                        &[
+                            &buffers.z,
+                            &self.params,
+                            &buffers.xhat,
+                            &buffers.normed,
+                            &buffers.stats,
+                            &buffers.a,
+                        ],
                         sets,
                     )?;
                     if let (
@@ -110,19 +136,6 @@ impl GpuEngine {
                     }
                 }
             }
-            let params = ActivationParams {
-                len: n,
-                activation: activation as u32,
-                pad0: 0,
-                pad1: 0,
-            };
-            self.ops.run(
-                recorder,
-                &kernels::ACTIVATION_FORWARD,
-                &params,
-                &[&buffers.normed, &buffers.a],
-                n,
-            )?;
         }
         let last = &ws.layers[self.layout.hidden.len() - 1].a;
         let (gradient_weight, write_gradient) = match mode {

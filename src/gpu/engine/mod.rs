@@ -292,6 +292,7 @@ fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize
         gamma_offset: scale as u32,
         beta_offset: shift as u32,
         eps: norm.eps() as f32,
+        ..NormParams::default()
     };
     (g.sets as u32, params)
 }

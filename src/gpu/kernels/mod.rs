@@ -193,6 +193,11 @@ kernel_params! {
         pub gamma_offset: u32,
         pub beta_offset: u32,
         pub eps: f32,
+        /// The [`ActivationCode`] norm_forward.wgsl applies after the norm (unused backward).
+        pub activation: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
     }
 }
 
@@ -340,7 +345,7 @@ pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::n
 );
 pub const ACTIVATION_FORWARD: Kernel<ActivationParams> =
     Kernel::new("activation_forward", with_activations!("activation_forward.wgsl"));
-pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", include_str!("norm_forward.wgsl"));
+pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", with_activations!("norm_forward.wgsl"));
 pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
     Kernel::new("norm_backward_input", include_str!("norm_backward_input.wgsl"));
 pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =

@@ -10,6 +10,10 @@ struct NormParams {
     gamma_offset: u32,
     beta_offset: u32,
     eps: f32,
+    activation: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: NormParams;
@@ -19,7 +23,9 @@ struct NormParams {
 @group(0) @binding(4) var<storage, read> params: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dz: array<f32>;
 
-@compute @workgroup_size(64)
+// 16: BatchNorm has one set per feature (64 for a 64-wide layer), and one workgroup runs on one
+// thread of a software adapter.
+@compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let group_index = id.x;
     if group_index >= dims.sets {

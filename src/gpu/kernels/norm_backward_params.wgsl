@@ -13,7 +13,8 @@ struct NormGradientParams {
 @group(0) @binding(2) var<storage, read> xhat: array<f32>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;
 
-@compute @workgroup_size(64)
+// 16: one invocation per feature, and one workgroup runs on one thread of a software adapter.
+@compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let f = id.x;
     if f >= dims.width {

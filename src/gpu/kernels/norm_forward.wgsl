@@ -1,7 +1,8 @@
 // Normalization in training mode: one invocation per statistic set (BatchNorm: a feature over
 // the rows; LayerNorm: a row; GroupNorm: a group of a row). Element k of set s is
-// z[s * set_stride + k * item_stride]. Writes mean, biased variance, 1/sqrt(var + eps), xhat
-// and out = gamma[f] * xhat + beta[f], f = element % width.
+// z[s * set_stride + k * item_stride]. Writes mean, biased variance, 1/sqrt(var + eps), xhat,
+// out = gamma[f] * xhat + beta[f], f = element % width, and a = activation(out) (one dispatch
+// fewer than a separate activation kernel).
 
 struct NormParams {
     sets: u32,
@@ -12,6 +13,10 @@ struct NormParams {
     gamma_offset: u32,
     beta_offset: u32,
     eps: f32,
+    activation: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: NormParams;
@@ -20,8 +25,11 @@ struct NormParams {
 @group(0) @binding(3) var<storage, read_write> xhat: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+@group(0) @binding(6) var<storage, read_write> a: array<f32>;
 
-@compute @workgroup_size(64)
+// 16: BatchNorm has one set per feature (64 for a 64-wide layer), and one workgroup runs on one
+// thread of a software adapter.
+@compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let group_index = id.x;
     if group_index >= dims.sets {
@@ -49,6 +57,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         let f = e % dims.width;
         let x = (z[e] - mean) * rstd;
         xhat[e] = x;
-        out[e] = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+        let normed = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+        out[e] = normed;
+        // The activation after the norm, fused in (the next layer reads `a`, even for the identity).
+        a[e] = activate(dims.activation, normed);
     }
 }
