@@ -113,3 +113,21 @@ export async function singleSteps(page, n) {
     await page.waitForFunction(() => document.querySelector('[data-testid=step]')?.disabled === false);
   }
 }
+
+/**
+ * Moves the step-through to its next phase and waits until it shows it: with the keyboard (the
+ * button keeps focus) or by a click.
+ */
+export async function nextPhase(page, { by = 'keyboard' } = {}) {
+  const before = await page.getByTestId('step-through').getAttribute('data-phase-index');
+  if (by === 'keyboard') {
+    await page.getByTestId('phase-next').focus();
+    await page.keyboard.press('Enter');
+  } else {
+    await page.getByTestId('phase-next').click();
+  }
+  await page.waitForFunction(
+    (b) => document.querySelector('[data-testid=step-through]').dataset.phaseIndex !== b,
+    before,
+  );
+}

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withAppAndBrowser, servePages, screenshot, repoRoot, expectAccessible } from '../harness.mjs';
 import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
+import { nextPhase } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 let host;
@@ -239,11 +240,7 @@ test('an embedded experiment opens its step-through in place, at 700 px', async 
   await page.getByTestId('step-through-open').click();
   const rows = page.getByTestId('step-through').locator('tr[data-run]');
   await rows.first().waitFor({ timeout: 60_000 });
-  for (let i = 0; i < 12; i++) {
-    const before = await page.getByTestId('step-through').getAttribute('data-phase-index');
-    await page.getByTestId('phase-next').click();
-    await page.waitForFunction((b) => document.querySelector('[data-testid=step-through]').dataset.phaseIndex !== b, before);
-  }
+  for (let i = 0; i < 12; i++) await nextPhase(page, { by: 'click' });
   const k = await rows.evaluateAll((trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.run, Number(tr.dataset.microBatch)])));
   assert.equal(k['accumulate 4, loss / 4'], 4, JSON.stringify(k));
   assert.equal(k['full batch'], 1);

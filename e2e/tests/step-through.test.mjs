@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withAppAndBrowser, screenshot, expectAccessible } from '../harness.mjs';
-import { openLab } from '../lab-helpers.mjs';
+import { openLab, nextPhase } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 
@@ -28,17 +28,6 @@ async function rows(page) {
         },
       ]),
     ),
-  );
-}
-
-/** Moves to the next phase with the keyboard (the button keeps focus). */
-async function nextPhase(page) {
-  const before = await page.getByTestId('step-through').getAttribute('data-phase-index');
-  await page.getByTestId('phase-next').focus();
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(
-    (b) => document.querySelector('[data-testid=step-through]').dataset.phaseIndex !== b,
-    before,
   );
 }
 
