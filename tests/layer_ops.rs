@@ -669,6 +669,62 @@ fn gpu_output_kernel_matches_reference() {
     }
 }
 
+/// A micro-batch after the first reads the data from an offset (`x_offset`): the vec4 and
+/// scalar kernels give the same numbers as for the same rows at offset 0, bit for bit.
+#[test]
+fn gpu_linear_kernels_read_inputs_at_an_offset() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(9);
+    // (rows, fan_in, fan_out, rows before): 8 x 4 = 32 values before (vec4 kernels), 3 x 6 = 18.
+    for (rows, fan_in, fan_out, before) in [(12, 8, 8, 4), (9, 6, 5, 3)] {
+        let x = random_vec(&mut rng, (before + rows) * fan_in, 1.0);
+        let mut params = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.5);
+        params.extend(random_vec(&mut rng, 4 - params.len() % 4, 0.0));
+        let dy = random_vec(&mut rng, rows * fan_out, 1.0);
+        let run = |x: &[f64], x_offset: usize| {
+            let x_buf = gpu.context.storage_buffer("x", &to32(x));
+            let p_buf = gpu.context.storage_buffer("params", &to32(&params));
+            let dy_buf = gpu.context.storage_buffer("dy", &to32(&dy));
+            let z_buf = gpu.context.zeroed_buffer("z", rows * fan_out);
+            let a_buf = gpu.context.zeroed_buffer("a", rows * fan_out);
+            let g_buf = gpu.context.zeroed_buffer("grads", params.len());
+            let forward = LinearForwardParams {
+                rows: rows as u32,
+                fan_in: fan_in as u32,
+                fan_out: fan_out as u32,
+                bias_offset: (fan_in * fan_out) as u32,
+                x_offset: x_offset as u32,
+                activation: ActivationCode::Relu as u32,
+                ..LinearForwardParams::default()
+            };
+            let backward = LinearBackwardParams {
+                rows: rows as u32,
+                fan_in: fan_in as u32,
+                fan_out: fan_out as u32,
+                bias_offset: (fan_in * fan_out) as u32,
+                x_offset: x_offset as u32,
+                ..LinearBackwardParams::default()
+            };
+            gpu.run(|e| {
+                gpu.ops
+                    .linear_forward(e, forward, &x_buf, &p_buf, &z_buf, &a_buf)
+                    .unwrap();
+                gpu.ops
+                    .linear_parameter_gradient(e, backward, &x_buf, &dy_buf, &g_buf)
+                    .unwrap();
+            });
+            (
+                gpu.read(&a_buf, rows * fan_out),
+                gpu.read(&g_buf, fan_out * fan_in + fan_out),
+            )
+        };
+        let at_offset = run(&x, before * fan_in);
+        let alone = run(&x[before * fan_in..], 0);
+        assert_eq!(at_offset, alone, "{rows}x{fan_in}->{fan_out} after {before} rows");
+        assert!(at_offset.0.iter().any(|&v| v != 0.0), "the forward wrote its outputs");
+    }
+}
+
 #[test]
 fn gpu_shape_errors_are_caught_before_dispatch() {
     let Some(gpu) = Gpu::new() else { return };

@@ -61,6 +61,27 @@ fn uniform_layout(source: &str) -> (u32, Vec<(String, u32, String)>) {
     (*span, fields)
 }
 
+/// The dispatcher sizes its workgroups from the `@workgroup_size` it reads in each kernel's
+/// source; naga's reading must agree (a kernel with two dimensions or a named constant would
+/// otherwise be dispatched as workgroups of 1).
+#[test]
+fn the_dispatcher_reads_each_kernels_workgroup_size_as_naga_does() {
+    for kernel in kernels::ALL {
+        let module = naga::front::wgsl::parse_str(kernel.source).unwrap();
+        let entry = module
+            .entry_points
+            .iter()
+            .find(|p| p.name == kernel.entry_point)
+            .unwrap();
+        assert_eq!(
+            [gradlab::gpu::ops::workgroup_size(kernel.source), 1, 1],
+            entry.workgroup_size,
+            "{}",
+            kernel.name
+        );
+    }
+}
+
 #[test]
 fn every_parameter_struct_matches_its_wgsl_uniform_field_for_field() {
     for kernel in kernels::ALL {

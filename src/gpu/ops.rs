@@ -27,8 +27,9 @@ fn storage_bindings(source: &str) -> Vec<bool> {
         .collect()
 }
 
-/// The invocations per workgroup a kernel declares (`@workgroup_size(n)`; 1 if it names none).
-fn workgroup_size(source: &str) -> u32 {
+/// The invocations per workgroup a kernel declares (`@workgroup_size(n)`; 1 if it names none);
+/// tests/shaders.rs checks it against naga's reading of every kernel.
+pub fn workgroup_size(source: &str) -> u32 {
     source
         .split("@workgroup_size(")
         .nth(1)
@@ -416,7 +417,8 @@ impl GpuOps {
         Ok(())
     }
 
-    /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (reductions).
+    /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (the serial half of a
+    /// reduction, one invocation).
     pub fn run_one_group<P: KernelParams>(
         &self,
         recorder: &mut Recorder,

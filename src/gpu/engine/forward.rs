@@ -1,5 +1,6 @@
 //! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (with
-//! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation),
+//! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation;
+//! BatchNorm in evaluation mode uses its running statistics and a separate activation dispatch),
 //! then one dispatch for the output layer, softmax and
 //! cross-entropy that also writes the gradient of the logits when training.
 
@@ -45,7 +46,8 @@ impl GpuEngine {
                 weight_offset: layer.weight as u32,
                 bias_offset: layer.bias as u32,
                 x_offset: x_offset as u32,
-                // With a norm layer the activation comes after it, in its own dispatch.
+                // With a norm layer the activation comes after it: the norm's dispatch applies
+                // it (BatchNorm in evaluation, a dispatch of its own).
                 activation: if norm_parameters.is_some() {
                     ActivationCode::Identity
                 } else {

@@ -229,7 +229,8 @@ pub struct GpuEngine {
     train: Workspace,
     metrics: Workspace,
     scalars: wgpu::Buffer,
-    /// The losses of every item of a step, to sum in order once per step.
+    /// The losses of every item of a step, summed in order once per run of neighbouring
+    /// micro-batches (once per step for every plan the regimes make).
     step_row_loss: wgpu::Buffer,
     /// The partial sums of a reduction (one vec4 per invocation of reduce_partials.wgsl).
     reduce_partials: wgpu::Buffer,
@@ -478,6 +479,11 @@ impl GpuEngine {
         if range.start > 0 && !mode.is_serial() {
             return Err(GpuError::Shape(format!("{mode:?} reduces from the first element")));
         }
+        if (range.end as u64) * 4 > a.size() || (mode.slots() > 1 && (range.end as u64) * 4 > b.size()) {
+            return Err(GpuError::Shape(format!(
+                "a reduction over elements {range:?} does not fit its buffers"
+            )));
+        }
         if slot + mode.slots() > slot::COUNT as u32 {
             return Err(GpuError::Shape(format!("scalar slots {slot}.. do not fit")));
         }
@@ -667,22 +673,20 @@ impl GpuEngine {
                         update_running_stats: true,
                         gradient_weight: item_weight as f32,
                     };
+                    // The step's loss adds its items' losses one by one in item order, once
+                    // for each run of neighbouring micro-batches (once per step, in every plan
+                    // the regimes make): the same sequence as the full batch's. A run that this
+                    // micro-batch does not continue is summed before its rows can be rewritten.
+                    if unsummed_losses.as_ref().is_some_and(|run| run.end != rows.start) {
+                        self.sum_losses(&mut recorder, unsummed_losses.take())?;
+                    }
                     let losses = RowLosses {
                         buffer: &self.step_row_loss,
                         offset: rows.start,
                     };
                     self.forward(&mut recorder, &self.train, source, mode, losses)?;
                     self.backward(&mut recorder, &self.train, source, &self.grads)?;
-                    // The step's loss adds its items' losses one by one in item order, once
-                    // for each run of neighbouring micro-batches (once per step, in every plan
-                    // the regimes make): the same sequence as the full batch's.
-                    let run_start = match &unsummed_losses {
-                        Some(run) if run.end == rows.start => run.start,
-                        _ => {
-                            self.sum_losses(&mut recorder, unsummed_losses.take())?;
-                            rows.start
-                        }
-                    };
+                    let run_start = unsummed_losses.take().map_or(rows.start, |run| run.start);
                     unsummed_losses = Some(run_start..rows.end);
                     let next_continues = plan.ops[i + 1..]
                         .iter()

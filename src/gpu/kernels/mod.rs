@@ -172,7 +172,8 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// Element-wise `a = f(u)` (activation_forward.wgsl), after a norm layer.
+    /// Element-wise `a = f(u)` (activation_forward.wgsl), after BatchNorm in evaluation mode
+    /// (training-mode norms apply the activation in norm_forward.wgsl).
     pub struct ActivationParams {
         pub len: u32,
         /// An [`ActivationCode`].

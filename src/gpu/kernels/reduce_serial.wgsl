@@ -3,9 +3,9 @@
 //    partials[t] += partials[t + stride] for stride 128, 64, ..., 1), into the mode's 1, 4 or 2
 //    slots from out[slot];
 // 4: sums a[offset], a[offset + 1], ... a[offset + len - 1] in order into out[slot] (the
-//    training loss, once per step over all its micro-batches' rows: they add in the very
-//    sequence of the full batch, so a correctly scaled accumulation shows the full batch's loss
-//    to the last bit).
+//    training loss, once per run of neighbouring micro-batches, which is once per step: the
+//    items add in the very sequence of the full batch, so a correctly scaled accumulation shows
+//    the full batch's loss to the last bit).
 // With accumulate = 1 the results are added to the slots instead of replacing them (a loss
 // summed over micro-batches).
 
