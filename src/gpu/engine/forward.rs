@@ -1,8 +1,8 @@
 //! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (with
 //! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation;
 //! BatchNorm in evaluation mode uses its running statistics and a separate activation dispatch),
-//! then one dispatch for the output layer, softmax and
-//! cross-entropy that also writes the gradient of the logits when training.
+//! then one dispatch for the output layer, softmax and cross-entropy that also writes the
+//! gradient of the logits when training.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{

@@ -675,11 +675,9 @@ impl GpuEngine {
                     };
                     // The step's loss adds its items' losses one by one in item order, once
                     // for each run of neighbouring micro-batches (once per step, in every plan
-                    // the regimes make): the same sequence as the full batch's. A run that this
-                    // micro-batch does not continue is summed before its rows can be rewritten.
-                    if unsummed_losses.as_ref().is_some_and(|run| run.end != rows.start) {
-                        self.sum_losses(&mut recorder, unsummed_losses.take())?;
-                    }
+                    // the regimes make): the same sequence as the full batch's. A run is kept
+                    // open only when the next micro-batch continues it (below), so rows are
+                    // summed before any later forward could rewrite them.
                     let losses = RowLosses {
                         buffer: &self.step_row_loss,
                         offset: rows.start,
