@@ -26,13 +26,24 @@ export async function train(page, atLeast) {
     atLeast,
     { timeout: 120_000 },
   );
+  await pause(page);
+  assert.deepEqual(page.errors ?? [], []);
+}
+
+/**
+ * Presses pause and waits until the numbers have settled. Waiting for "not working" alone is
+ * not enough: between two steps the engine is not working, the Pause may not be applied yet
+ * and the table may still show an earlier step than the engine took.
+ */
+export async function pause(page) {
   await page.getByTestId('play').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'paused');
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'paused', null, {
+    timeout: 60_000,
+  });
   // The step begun before the pause finishes first ("Pausing…"); the numbers settle after it.
   await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, {
     timeout: 120_000,
   });
-  assert.deepEqual(page.errors ?? [], []);
 }
 
 /** The results table's rows as the page shows them, with the exact values it carries. */

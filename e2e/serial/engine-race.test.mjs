@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withAppAndBrowser } from '../harness.mjs';
-import { openLab, train, results, steps, singleSteps } from '../lab-helpers.mjs';
+import { openLab, pause, train, results, steps, singleSteps } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 
@@ -21,8 +21,7 @@ test('the Lab trains on the faster engine: SwiftShader loses to the CPU engine, 
   });
   console.log(`# engine chosen ${Date.now() - started} ms after Play: ${await badge.textContent()}`);
   assert.match(await badge.textContent(), /CPU engine: \d+\.\dx faster than WebGPU on this machine/);
-  await page.getByTestId('play').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false');
+  await pause(page);
   // Same experiment, same step: the table is what the CPU engine alone gives after as many steps.
   const n = await steps(page);
   const chosen = await results(page);

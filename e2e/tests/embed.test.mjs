@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withAppAndBrowser, servePages, screenshot, repoRoot, expectAccessible } from '../harness.mjs';
 import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
-import { nextPhase } from '../lab-helpers.mjs';
+import { nextPhase, pause } from '../lab-helpers.mjs';
 
 const app = withAppAndBrowser();
 let host;
@@ -201,8 +201,7 @@ async function embeddedLab(query, width, steps = 20) {
   await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
   await page.getByTestId('play').click();
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid=lab]').dataset.steps) >= n, steps, { timeout: 60_000 });
-  await page.getByTestId('play').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, { timeout: 60_000 });
+  await pause(page);
   return page;
 }
 
