@@ -12,11 +12,16 @@ mod common;
 
 use backends::{AnyLab, Backend};
 use common::{model, relative, small_lab, NORMS_THAT_MATCH};
+use gradlab::sim::backend::StepBatch;
+use gradlab::sim::data::DataOrder;
 use gradlab::sim::data::DatasetKind;
 use gradlab::sim::lab::RunSpec;
 use gradlab::sim::model::{Activation, Norm};
 use gradlab::sim::optim::{OptimizerSpec, ScheduleSpec};
-use gradlab::sim::regime::{ClipPlacement, LossNormalization, RegimeSpec, SchedulerPlacement, ZeroGradPlacement};
+use gradlab::sim::regime::{
+    plan_step, ClipPlacement, LossNormalization, MetricOps, Op, RegimeSpec, SchedulerPlacement, StepPlan,
+    ZeroGradPlacement,
+};
 
 const STEPS: u64 = 5;
 
@@ -721,7 +726,81 @@ fn snapshots_follow_zero_grad_and_clipping_pitfalls(backend: &Backend) {
     assert!((clip_once.applied.norm - 0.01).abs() < 1e-5 * 0.01);
 }
 
+/// A full batch's one micro-batch, accumulated onto zeroed gradients, is the full-batch gradient:
+/// the Lab's plan copies it as the reference (`Op::GradientAsReference`) instead of running a
+/// second pass. Held here against the second pass, bit for bit, on every engine: every norm (the
+/// reference pass leaves BatchNorm's running statistics alone, the training pass updates them),
+/// clipping (the reference is the gradient before it), and a batch size whose 1/B is inexact.
+fn a_full_batch_gradient_stands_in_for_the_reference_pass_bit_for_bit(backend: &Backend) {
+    for norm in [Norm::None, Norm::batch_norm(), Norm::layer_norm(), Norm::group_norm(4)] {
+        let mut config = small_lab(
+            DatasetKind::Spiral,
+            model(vec![16, 16], Activation::Relu, norm),
+            OptimizerSpec::default(),
+            0.1,
+            48,
+            &[
+                ("full", RegimeSpec::full_batch()),
+                ("full, clipped", RegimeSpec::full_batch()),
+            ],
+        );
+        config.runs[1].clip_max_norm = Some(0.01);
+        let (mut copied, mut computed) = ((backend.make)(config.clone()), (backend.make)(config.clone()));
+        let data = copied.dataset().clone();
+        let mut order = DataOrder::new(config.data_order_seed, data.train.example_count());
+        for step in 0..3 {
+            let examples = order.next_batch(config.batch_size);
+            for (run, spec) in config.runs.iter().enumerate() {
+                let batch = StepBatch::gather(&data.train, data.input_dim, examples.clone(), &spec.regime);
+                let plan = plan_step(
+                    &spec.regime,
+                    spec.clip_max_norm,
+                    &spec.schedule,
+                    step,
+                    &batch.micro_batch_items(),
+                    MetricOps::ALL,
+                );
+                assert!(plan.ops.contains(&Op::GradientAsReference), "{:?}", plan.ops);
+                assert!(!plan.ops.contains(&Op::ReferenceGradient), "{:?}", plan.ops);
+                let mut with_pass: Vec<Op> = plan
+                    .ops
+                    .iter()
+                    .copied()
+                    .filter(|op| *op != Op::GradientAsReference)
+                    .collect();
+                with_pass.insert(0, Op::ReferenceGradient);
+                let with_pass = StepPlan {
+                    ops: with_pass,
+                    learning_rate: plan.learning_rate,
+                };
+                let a = &mut copied.runs_mut()[run].backend;
+                a.execute(step, &plan, &batch).unwrap();
+                let b = &mut computed.runs_mut()[run].backend;
+                b.execute(step, &with_pass, &batch).unwrap();
+                let (a, b) = (
+                    copied.runs_mut()[run].backend.drain_records().unwrap(),
+                    computed.runs_mut()[run].backend.drain_records().unwrap(),
+                );
+                assert_eq!(a, b, "{norm:?}, run {run}, step {step}");
+                assert!(a[0].grad_cosine.unwrap() > 1.0 - 1e-6, "{:?}", a[0]);
+                if run == 0 {
+                    assert_eq!(a[0].grad_relative_error, Some(0.0));
+                } else {
+                    // Clipped after the copy: the applied gradient is the reference, shortened.
+                    assert!(a[0].grad_relative_error.unwrap() > 0.5, "{:?}", a[0]);
+                }
+            }
+        }
+        for run in 0..2 {
+            assert_eq!(params(&copied, run), params(&computed, run));
+            let running = |lab: &AnyLab| lab.runs()[run].backend.buffers().unwrap();
+            assert_eq!(running(&copied), running(&computed), "BatchNorm's running statistics");
+        }
+    }
+}
+
 for_every_backend!(
+    a_full_batch_gradient_stands_in_for_the_reference_pass_bit_for_bit,
     snapshots_trace_the_partial_sums_of_one_step,
     snapshots_show_batch_norm_statistics_per_micro_batch,
     snapshots_follow_zero_grad_and_clipping_pitfalls,

@@ -149,6 +149,11 @@ pub enum Op {
     /// Metrics only: the full-batch gradient at the current parameters, into a separate buffer,
     /// without touching running statistics.
     ReferenceGradient,
+    /// Metrics only, in place of [`Op::ReferenceGradient`]: the micro-batch just accumulated
+    /// was the whole batch, after zero_grad and before any clipping, so the gradient buffer
+    /// holds the full-batch gradient; it is copied as the reference instead of computed again
+    /// by a second pass that repeats the same arithmetic (tests hold that they agree bit for bit).
+    GradientAsReference,
     ZeroGrad,
     /// Forward and backward of one micro-batch; the gradient of `item_weight * sum of item losses`
     /// is added to the gradient buffer.
@@ -177,7 +182,9 @@ impl Op {
     pub fn is_training(&self) -> bool {
         match self {
             Op::ZeroGrad | Op::Accumulate { .. } | Op::ClipGradNorm { .. } | Op::OptimizerStep { .. } => true,
-            Op::ReferenceGradient | Op::RecordGradient | Op::Evaluate | Op::Snapshot(_) => false,
+            Op::ReferenceGradient | Op::GradientAsReference | Op::RecordGradient | Op::Evaluate | Op::Snapshot(_) => {
+                false
+            }
         }
     }
 }
@@ -241,7 +248,12 @@ pub fn plan_step(
     };
     let learning_rate = schedule.learning_rate(scheduler_steps);
     let mut ops = Vec::with_capacity(if metrics.snapshots { 4 * n + 7 } else { 3 * n + 5 });
-    if metrics.reference_gradient || metrics.snapshots {
+    // One micro-batch of every item, accumulated onto zeroed gradients, is the full-batch
+    // gradient: the reference is copied from it (the step-through keeps its separate pass, which
+    // it snapshots before the training pass).
+    let gradient_is_reference =
+        n == 1 && regime.zero_grad != ZeroGradPlacement::Forgotten && metrics.reference_gradient && !metrics.snapshots;
+    if (metrics.reference_gradient || metrics.snapshots) && !gradient_is_reference {
         ops.push(Op::ReferenceGradient);
     }
     if metrics.snapshots {
@@ -263,6 +275,9 @@ pub fn plan_step(
             micro_batch,
             item_weight,
         });
+        if gradient_is_reference {
+            ops.push(Op::GradientAsReference);
+        }
         if let (Some(max_norm), ClipPlacement::EveryMicroBatch) = (clip_max_norm, regime.clip) {
             ops.push(Op::ClipGradNorm { max_norm });
         }
@@ -451,6 +466,61 @@ mod tests {
         );
         let without = plan_step(&regime, Some(1.0), &schedule, 0, &[4, 4], MetricOps::NONE);
         assert!(!without.ops.iter().any(|op| matches!(op, Op::Snapshot(_))));
+    }
+
+    #[test]
+    fn a_full_batch_copies_its_gradient_as_the_reference_and_other_plans_compute_it() {
+        let schedule = ScheduleSpec::default();
+        let references = |plan: &StepPlan| {
+            plan.ops
+                .iter()
+                .filter(|op| matches!(op, Op::ReferenceGradient | Op::GradientAsReference))
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        let full = RegimeSpec::full_batch();
+        let plan = plan_step(&full, Some(1.0), &schedule, 0, &[8], MetricOps::ALL);
+        let accumulate = Op::Accumulate {
+            micro_batch: 0,
+            item_weight: 0.125,
+        };
+        // Copied right after the accumulation, before clipping changes the gradient.
+        assert_eq!(
+            plan.ops[..4],
+            [
+                Op::ZeroGrad,
+                accumulate,
+                Op::GradientAsReference,
+                Op::ClipGradNorm { max_norm: 1.0 }
+            ]
+        );
+        assert_eq!(references(&plan), [Op::GradientAsReference]);
+        let computed = [Op::ReferenceGradient];
+        let forgotten = RegimeSpec {
+            zero_grad: ZeroGradPlacement::Forgotten,
+            ..full
+        };
+        // Earlier steps' gradients are in the buffer: it is not the full-batch gradient.
+        let plan = plan_step(&forgotten, None, &schedule, 1, &[8], MetricOps::ALL);
+        assert_eq!(references(&plan), computed);
+        let plan = plan_step(&RegimeSpec::accumulate(2), None, &schedule, 0, &[4, 4], MetricOps::ALL);
+        assert_eq!(references(&plan), computed);
+        let traced = MetricOps {
+            snapshots: true,
+            ..MetricOps::ALL
+        };
+        // The step-through shows the reference pass before the training pass.
+        assert_eq!(
+            references(&plan_step(&full, None, &schedule, 0, &[8], traced)),
+            computed
+        );
+        let evaluation_only = MetricOps {
+            reference_gradient: false,
+            ..MetricOps::ALL
+        };
+        for metrics in [MetricOps::NONE, evaluation_only] {
+            assert!(references(&plan_step(&full, None, &schedule, 0, &[8], metrics)).is_empty());
+        }
     }
 
     #[test]

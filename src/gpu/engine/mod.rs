@@ -648,11 +648,16 @@ impl GpuEngine {
                     recorder.clear(&self.reference);
                     let mode = Mode::Train {
                         update_running_stats: false,
-                        gradient_weight: 1.0 / batch.item_count().max(1) as f32,
+                        // As a full batch's `Op::Accumulate` carries it, so that the two agree bit for bit.
+                        gradient_weight: (1.0 / batch.item_count().max(1) as f64) as f32,
                     };
                     let losses = self.metrics.own_losses();
                     self.forward(&mut recorder, &self.metrics, source, mode, losses)?;
                     self.backward(&mut recorder, &self.metrics, source, &self.reference)?;
+                    has_reference = true;
+                }
+                Op::GradientAsReference => {
+                    recorder.copy(&self.grads, &self.reference, 0, (p * 4) as u64);
                     has_reference = true;
                 }
                 Op::ZeroGrad => recorder.clear(&self.grads),

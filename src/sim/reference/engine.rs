@@ -566,6 +566,11 @@ impl<T: Real> ReferenceEngine<T> {
                 item_weight,
             }),
             Op::Evaluate => Some(Pass::Evaluate),
+            Op::GradientAsReference => {
+                self.reference.copy_from_slice(&self.grads);
+                self.has_reference = true;
+                None
+            }
             Op::ZeroGrad => {
                 self.zero_grad();
                 None
@@ -673,7 +678,12 @@ impl<T: Real> ReferenceEngine<T> {
             return Ok(false);
         }
         let (weight, target) = match pass {
-            Pass::Reference => (T::ONE / T::from_usize(batch.item_count().max(1)), GradTarget::Reference),
+            // The weight as a full batch's `Op::Accumulate` carries it (1/B in f64, then the engine's
+            // precision), so that the two give the same gradient bit for bit.
+            Pass::Reference => (
+                T::from_f64(1.0 / batch.item_count().max(1) as f64),
+                GradTarget::Reference,
+            ),
             Pass::Accumulate { item_weight, .. } => (T::from_f64(item_weight), GradTarget::Training),
             Pass::Evaluate => return Ok(true),
         };
