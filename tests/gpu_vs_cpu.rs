@@ -186,6 +186,29 @@ fn every_scenario_trains_the_same_on_gpu_and_cpu() {
     }
 }
 
+/// The norm kernels have vec4 versions for aligned layers (the test above: widths 16 and 8) and
+/// scalar ones for any other shape, taken here: widths 6 and 10, groups of 3 and 5.
+#[test]
+fn norm_layers_of_unaligned_widths_match_the_cpu() {
+    if gpu_device().is_none() {
+        return;
+    }
+    for norm in [Norm::batch_norm(), Norm::layer_norm(), Norm::group_norm(2)] {
+        let config = small_lab(
+            DatasetKind::Spiral,
+            model(vec![6, 10], Activation::Tanh, norm),
+            OptimizerSpec::default(),
+            0.1,
+            32,
+            &[
+                ("full", RegimeSpec::full_batch()),
+                ("accumulate 4", RegimeSpec::accumulate(4)),
+            ],
+        );
+        compare(config, 3, &format!("{} 6-10", norm.label()));
+    }
+}
+
 #[test]
 fn every_norm_activation_and_optimizer_matches_the_cpu() {
     if gpu_device().is_none() {

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use super::context::GpuContext;
 use super::kernels::{
-    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams, OutputParams,
+    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams,
+    NormGradientParams, NormParams, OutputParams,
 };
 use super::GpuError;
 
@@ -120,7 +121,7 @@ fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
 fn check_whole_vec4s(buffers: &[&wgpu::Buffer]) -> Result<(), GpuError> {
     match buffers.iter().find(|b| b.size() % 16 != 0) {
         Some(b) => Err(GpuError::Shape(format!(
-            "a linear kernel's buffer of {} bytes is not whole vec4s",
+            "a vec4 kernel's buffer of {} bytes is not whole vec4s",
             b.size()
         ))),
         None => Ok(()),
@@ -571,6 +572,149 @@ impl GpuOps {
     }
 }
 
+/// How a norm layer's statistic sets lie in memory, which picks the kernels that normalize them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormLayout {
+    /// Set s is value s of each item, items a multiple of 4 apart (BatchNorm of a layer whose
+    /// width is a multiple of 4): four sets per invocation as the lanes of a vec4.
+    AcrossSets,
+    /// Each set is contiguous and a multiple of 4 long (LayerNorm, GroupNorm): one set per
+    /// invocation, four items at a time.
+    WithinSets,
+    /// Any other shape: one set per invocation, one value at a time.
+    Scalar,
+}
+
+impl NormLayout {
+    pub fn of(params: &NormParams) -> Self {
+        let p = params;
+        if p.set_stride == 1 && aligned(&[p.sets, p.item_stride]) {
+            NormLayout::AcrossSets
+        } else if p.item_stride == 1 && aligned(&[p.len, p.set_stride]) {
+            NormLayout::WithinSets
+        } else {
+            NormLayout::Scalar
+        }
+    }
+}
+
+impl GpuOps {
+    /// A training-mode norm layer over `z`: statistics into `stats` ([means, variances, 1/std]),
+    /// the normalized values into `xhat`, scaled and shifted into `out`, and activated into `a`.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn norm_forward(
+        &self,
+        recorder: &mut Recorder,
+        params: NormParams,
+        z: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        xhat: &wgpu::Buffer,
+        out: &wgpu::Buffer,
+        stats: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        let values = u64::from(p.sets) * u64::from(p.len);
+        for (buffer, what) in [
+            (z, "norm input"),
+            (xhat, "normalized"),
+            (out, "norm output"),
+            (a, "activation"),
+        ] {
+            check(buffer, values, what)?;
+        }
+        check(stats, 3 * u64::from(p.sets), "norm statistics")?;
+        check(
+            parameters,
+            u64::from(p.gamma_offset.max(p.beta_offset)) + u64::from(p.width),
+            "parameters (norm)",
+        )?;
+        let buffers = [z, parameters, xhat, out, stats, a];
+        match NormLayout::of(&p) {
+            NormLayout::AcrossSets => {
+                check_whole_vec4s(&[z, xhat, out, a])?;
+                self.run(recorder, &kernels::NORM_FORWARD_ACROSS_SETS, &p, &buffers, p.sets / 4)
+            }
+            NormLayout::WithinSets => {
+                check_whole_vec4s(&[z, xhat, out, a])?;
+                self.run(recorder, &kernels::NORM_FORWARD_WITHIN_SETS, &p, &buffers, p.sets)
+            }
+            NormLayout::Scalar => self.run(recorder, &kernels::NORM_FORWARD, &p, &buffers, p.sets),
+        }
+    }
+
+    /// The gradient at a norm layer's input `dz` from the gradient at its output `dout`.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn norm_backward_input(
+        &self,
+        recorder: &mut Recorder,
+        params: NormParams,
+        dout: &wgpu::Buffer,
+        xhat: &wgpu::Buffer,
+        stats: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        dz: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        let values = u64::from(p.sets) * u64::from(p.len);
+        for (buffer, what) in [
+            (dout, "norm output gradient"),
+            (xhat, "normalized"),
+            (dz, "norm input gradient"),
+        ] {
+            check(buffer, values, what)?;
+        }
+        check(stats, 3 * u64::from(p.sets), "norm statistics")?;
+        check(
+            parameters,
+            u64::from(p.gamma_offset) + u64::from(p.width),
+            "parameters (norm scale)",
+        )?;
+        let buffers = [dout, xhat, stats, parameters, dz];
+        match NormLayout::of(&p) {
+            NormLayout::AcrossSets => {
+                check_whole_vec4s(&[dout, xhat, dz])?;
+                let kernel = &kernels::NORM_BACKWARD_INPUT_ACROSS_SETS;
+                self.run(recorder, kernel, &p, &buffers, p.sets / 4)
+            }
+            NormLayout::WithinSets => {
+                check_whole_vec4s(&[dout, xhat, dz])?;
+                let kernel = &kernels::NORM_BACKWARD_INPUT_WITHIN_SETS;
+                self.run(recorder, kernel, &p, &buffers, p.sets)
+            }
+            NormLayout::Scalar => self.run(recorder, &kernels::NORM_BACKWARD_INPUT, &p, &buffers, p.sets),
+        }
+    }
+
+    /// Adds a norm layer's scale and shift gradients into `grads`, each feature's rows in order.
+    pub fn norm_backward_params(
+        &self,
+        recorder: &mut Recorder,
+        params: NormGradientParams,
+        dout: &wgpu::Buffer,
+        xhat: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        let values = u64::from(p.rows) * u64::from(p.width);
+        check(dout, values, "norm output gradient")?;
+        check(xhat, values, "normalized")?;
+        check(
+            grads,
+            u64::from(p.gamma_offset.max(p.beta_offset)) + u64::from(p.width),
+            "gradients (norm)",
+        )?;
+        let buffers = [dout, xhat, grads];
+        if aligned(&[p.width]) {
+            check_whole_vec4s(&[dout, xhat])?;
+            let kernel = &kernels::NORM_BACKWARD_PARAMS_ACROSS_FEATURES;
+            self.run(recorder, kernel, &p, &buffers, p.width / 4)
+        } else {
+            self.run(recorder, &kernels::NORM_BACKWARD_PARAMS, &p, &buffers, p.width)
+        }
+    }
+}
+
 /// Whether every row start and length a vec4 kernel reads is a multiple of 4 values.
 fn aligned(values: &[u32]) -> bool {
     values.iter().all(|v| v % 4 == 0)
@@ -588,7 +732,39 @@ fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{storage_bindings, workgroup_size};
+    use super::{storage_bindings, workgroup_size, NormLayout};
+    use crate::gpu::kernels::NormParams;
+    use crate::sim::model::Norm;
+    use crate::sim::reference::forward::NormGeometry;
+
+    #[test]
+    fn norm_layers_take_vec4_kernels_where_their_sets_are_aligned() {
+        use NormLayout::{AcrossSets, Scalar, WithinSets};
+        for (norm, width, expected) in [
+            (Norm::batch_norm(), 64, AcrossSets),
+            (Norm::batch_norm(), 12, AcrossSets),
+            (Norm::batch_norm(), 6, Scalar),
+            (Norm::layer_norm(), 64, WithinSets),
+            (Norm::layer_norm(), 10, Scalar),
+            (Norm::group_norm(8), 64, WithinSets),
+            (Norm::group_norm(16), 64, WithinSets),
+            (Norm::group_norm(2), 12, Scalar),
+            (Norm::group_norm(64), 64, Scalar),
+        ] {
+            for rows in [1, 7, 64] {
+                let g = NormGeometry::new(norm, rows, width);
+                let params = NormParams {
+                    sets: g.sets as u32,
+                    len: g.len as u32,
+                    set_stride: g.set_stride as u32,
+                    item_stride: g.item_stride as u32,
+                    width: width as u32,
+                    ..NormParams::default()
+                };
+                assert_eq!(NormLayout::of(&params), expected, "{norm:?}, {rows} x {width}");
+            }
+        }
+    }
 
     #[test]
     fn workgroup_sizes_are_read_from_the_source() {

@@ -5,7 +5,7 @@
 //! buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
-use crate::gpu::kernels::{self, ActivationCode, LinearBackwardParams, NormGradientParams};
+use crate::gpu::kernels::{ActivationCode, LinearBackwardParams, NormGradientParams};
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 
@@ -58,26 +58,23 @@ impl GpuEngine {
             let mut dy = between[l % 2];
             if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 let norm = self.layout.spec.norm;
-                let (sets, params) = norm_params(norm, rows as usize, layer.width, scale, shift);
+                let params = norm_params(norm, rows as usize, layer.width, scale, shift);
                 let gradient_params = NormGradientParams {
                     rows,
                     width: layer.width as u32,
                     gamma_offset: scale as u32,
                     beta_offset: shift as u32,
                 };
-                self.ops.run(
+                self.ops
+                    .norm_backward_params(recorder, gradient_params, dy, &buffers.xhat, target)?;
+                self.ops.norm_backward_input(
                     recorder,
-                    &kernels::NORM_BACKWARD_PARAMS,
-                    &gradient_params,
-                    &[dy, &buffers.xhat, target],
-                    layer.width as u32,
-                )?;
-                self.ops.run(
-                    recorder,
-                    &kernels::NORM_BACKWARD_INPUT,
-                    &params,
-                    &[dy, &buffers.xhat, &buffers.stats, &self.params, &ws.dz],
-                    sets,
+                    params,
+                    dy,
+                    &buffers.xhat,
+                    &buffers.stats,
+                    &self.params,
+                    &ws.dz,
                 )?;
                 dy = &ws.dz;
             }

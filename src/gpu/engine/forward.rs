@@ -94,24 +94,20 @@ impl GpuEngine {
                     )?;
                 }
                 _ => {
-                    let (sets, params) = norm_params(norm, rows, layer.width, scale, shift);
+                    let params = norm_params(norm, rows, layer.width, scale, shift);
                     let params = NormParams {
                         activation: activation as u32,
                         ..params
                     };
-                    self.ops.run(
+                    self.ops.norm_forward(
                         recorder,
-                        &kernels::NORM_FORWARD,
-                        &params,
-                        &[
-                            &buffers.z,
-                            &self.params,
-                            &buffers.xhat,
-                            &buffers.normed,
-                            &buffers.stats,
-                            &buffers.a,
-                        ],
-                        sets,
+                        params,
+                        &buffers.z,
+                        &self.params,
+                        &buffers.xhat,
+                        &buffers.normed,
+                        &buffers.stats,
+                        &buffers.a,
                     )?;
                     if let (
                         Mode::Train {

@@ -281,10 +281,10 @@ impl StepTimestamps {
     }
 }
 
-/// The number of statistic sets of a norm layer and the parameters the norm kernels share.
-fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> (u32, NormParams) {
+/// The parameters the norm kernels share: a norm layer's statistic sets and where its scale and shift are.
+fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> NormParams {
     let g = NormGeometry::new(norm, rows, width);
-    let params = NormParams {
+    NormParams {
         sets: g.sets as u32,
         len: g.len as u32,
         set_stride: g.set_stride as u32,
@@ -294,8 +294,7 @@ fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize
         beta_offset: shift as u32,
         eps: norm.eps() as f32,
         ..NormParams::default()
-    };
-    (g.sets as u32, params)
+    }
 }
 
 fn labels_buffer(context: &GpuContext, label: &str, labels: &[u32], len: usize) -> wgpu::Buffer {

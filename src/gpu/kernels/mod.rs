@@ -347,10 +347,30 @@ pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::n
 pub const ACTIVATION_FORWARD: Kernel<ActivationParams> =
     Kernel::new("activation_forward", with_activations!("activation_forward.wgsl"));
 pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", with_activations!("norm_forward.wgsl"));
+pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_forward_across_sets",
+    with_activations!("norm_forward_across_sets.wgsl"),
+);
+pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_forward_within_sets",
+    with_activations!("norm_forward_within_sets.wgsl"),
+);
 pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
     Kernel::new("norm_backward_input", include_str!("norm_backward_input.wgsl"));
+pub const NORM_BACKWARD_INPUT_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_backward_input_across_sets",
+    include_str!("norm_backward_input_across_sets.wgsl"),
+);
+pub const NORM_BACKWARD_INPUT_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_backward_input_within_sets",
+    include_str!("norm_backward_input_within_sets.wgsl"),
+);
 pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =
     Kernel::new("norm_backward_params", include_str!("norm_backward_params.wgsl"));
+pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams> = Kernel::new(
+    "norm_backward_params_across_features",
+    include_str!("norm_backward_params_across_features.wgsl"),
+);
 pub const BATCH_NORM_RUNNING: Kernel<RunningStatsParams> =
     Kernel::new("batch_norm_running", include_str!("batch_norm_running.wgsl"));
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
@@ -372,8 +392,13 @@ pub const ALL: &[KernelInfo] = &[
     LINEAR_INPUT_GRADIENT_SCALAR.info,
     ACTIVATION_FORWARD.info,
     NORM_FORWARD.info,
+    NORM_FORWARD_ACROSS_SETS.info,
+    NORM_FORWARD_WITHIN_SETS.info,
     NORM_BACKWARD_INPUT.info,
+    NORM_BACKWARD_INPUT_ACROSS_SETS.info,
+    NORM_BACKWARD_INPUT_WITHIN_SETS.info,
     NORM_BACKWARD_PARAMS.info,
+    NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
     BATCH_NORM_RUNNING.info,
     BATCH_NORM_EVAL.info,
     OUTPUT_CROSS_ENTROPY.info,
