@@ -34,6 +34,8 @@ const BOUNDARY_POINTS: usize = 240;
 /// While playing, the charts, table and texts follow the engine at most this often: they are
 /// drawn on the page's thread, which must keep its frames (the CPU worker trains meanwhile).
 const VIEW_INTERVAL_MS: f64 = 100.0;
+/// One frame at 60 Hz.
+const FRAME_MS: f64 = 1000.0 / 60.0;
 /// With `simulate=gpu-loss`, the device is destroyed after this many steps.
 const SIMULATED_LOSS_AFTER: u64 = 4;
 
@@ -576,8 +578,16 @@ pub async fn run(
             playback.stop();
             signals.transport.set(Transport::Diverged);
         }
+        // The page paints between steps. Work off its thread (WebGPU, the CPU worker) that took
+        // longer than a frame left it free to paint meanwhile: the next step then starts at once
+        // instead of leaving the engine idle until the next animation frame (up to a frame per
+        // step; the norms preset on SwiftShader trained about 3 % more steps).
+        if (engine.is_gpu() || engine.in_worker()) && browser::now_ms() - started_ms >= FRAME_MS {
+            browser::yield_now().await;
+        } else {
+            browser::next_frame().await;
+        }
         // Training waits while the tab is hidden (animation frames stop there too).
-        browser::next_frame().await;
         browser::until_visible().await;
     }
 }
