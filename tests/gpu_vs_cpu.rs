@@ -186,7 +186,7 @@ fn every_scenario_trains_the_same_on_gpu_and_cpu() {
     }
 }
 
-/// The norm kernels have vec4 versions for aligned layers (the test above: widths 16 and 8) and
+/// The norm kernels have vec4 versions for aligned layers (the next test: widths 16 and 8) and
 /// scalar ones for any other shape, taken here: widths 6 and 10, groups of 3 and 5.
 #[test]
 fn norm_layers_of_unaligned_widths_match_the_cpu() {

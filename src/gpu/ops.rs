@@ -116,7 +116,7 @@ fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
     buffer.size() / 4
 }
 
-/// The vec4 linear kernels read (and write) whole `vec4<f32>`s: a buffer must hold whole vec4s
+/// The vec4 linear and norm kernels read (and write) whole `vec4<f32>`s: a buffer must hold whole vec4s
 /// (as every buffer from [`GpuContext::storage_buffer`] and `zeroed_buffer` does).
 fn check_whole_vec4s(buffers: &[&wgpu::Buffer]) -> Result<(), GpuError> {
     match buffers.iter().find(|b| b.size() % 16 != 0) {
@@ -588,9 +588,11 @@ pub enum NormLayout {
 impl NormLayout {
     pub fn of(params: &NormParams) -> Self {
         let p = params;
-        if p.set_stride == 1 && aligned(&[p.sets, p.item_stride]) {
+        // What the vec4 kernels assume beyond alignment: across sets, set s is feature s of rows
+        // `width` apart; within sets, no set crosses a row.
+        if p.set_stride == 1 && p.sets == p.width && p.item_stride == p.width && aligned(&[p.sets]) {
             NormLayout::AcrossSets
-        } else if p.item_stride == 1 && aligned(&[p.len, p.set_stride]) {
+        } else if p.item_stride == 1 && p.len > 0 && p.width.is_multiple_of(p.len) && aligned(&[p.len, p.set_stride]) {
             NormLayout::WithinSets
         } else {
             NormLayout::Scalar

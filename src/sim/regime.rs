@@ -189,7 +189,8 @@ impl Op {
     }
 }
 
-/// Which metric operations a plan includes (they cost extra passes).
+/// Which metric operations a plan includes (they cost extra passes, except a full batch's
+/// reference gradient, which is a copy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetricOps {
     pub reference_gradient: bool,

@@ -184,7 +184,7 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// The statistic sets of a norm layer (norm_forward.wgsl, norm_backward_input.wgsl).
+    /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl).
     pub struct NormParams {
         pub sets: u32,
         pub len: u32,
