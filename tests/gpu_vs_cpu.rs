@@ -306,6 +306,26 @@ fn fused_kernels_hold_the_dispatches_per_step() {
 }
 
 #[test]
+fn norm_layers_hold_their_dispatches_per_step() {
+    // The norms preset (2-64-64-3, a norm after each hidden layer, metrics on): BatchNorm's
+    // running statistics are updated in its forward dispatch, its backward is one dispatch and
+    // its evaluation applies the activation; LayerNorm and GroupNorm take two backward dispatches.
+    let Some((context, _)) = gpu_device() else { return };
+    use gradlab::gpu::lab::GpuLab;
+    let config = Scenario::by_id("norms").unwrap().config;
+    let labels: Vec<String> = config.runs.iter().map(|r| r.label.clone()).collect();
+    let mut lab = GpuLab::new(context, config).unwrap();
+    pollster::block_on(lab.advance(2)).unwrap();
+    let counts: Vec<usize> = lab
+        .lab()
+        .runs()
+        .iter()
+        .map(|r| r.backend.last_step_dispatches())
+        .collect();
+    assert_eq!(counts, [23, 71, 25, 81, 25, 81], "{labels:?}");
+}
+
+#[test]
 fn steady_state_steps_create_no_new_bind_groups() {
     let Some((context, ops)) = gpu_device() else { return };
     use gradlab::gpu::engine::GpuEngine;

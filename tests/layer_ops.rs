@@ -12,9 +12,7 @@ mod common;
 
 use common::{random_vec, relative};
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::kernels::{
-    self, ActivationCode, ActivationParams, LinearBackwardParams, LinearForwardParams, OutputParams,
-};
+use gradlab::gpu::kernels::{ActivationCode, LinearBackwardParams, LinearForwardParams, OutputParams};
 use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::model::Activation;
@@ -321,27 +319,11 @@ impl LayerOps for Gpu {
         };
         (dw.to_vec(), db.to_vec(), du)
     }
+    /// The GPU applies f only fused into a layer (linear, norm); through a linear layer of
+    /// one input with weight 1 and bias 0, z = u exactly, so a = f(u) as the fused kernel gives it.
     fn activation_forward(&mut self, kind: Activation, u: &[f64]) -> Vec<f64> {
-        let u_buf = self.context.storage_buffer("u", &to32(u));
-        let a_buf = self.context.zeroed_buffer("a", u.len());
-        let params = ActivationParams {
-            len: u.len() as u32,
-            activation: code(Some(kind)),
-            pad0: 0,
-            pad1: 0,
-        };
-        self.run(|e| {
-            self.ops
-                .run(
-                    e,
-                    &kernels::ACTIVATION_FORWARD,
-                    &params,
-                    &[&u_buf, &a_buf],
-                    u.len() as u32,
-                )
-                .unwrap()
-        });
-        self.read(&a_buf, u.len())
+        let (_, a) = self.linear_forward(u, u.len(), 1, &[1.0], &[0.0], 1, Some(kind));
+        a
     }
     /// The GPU applies f' only inside the linear backward (fused); with W = I and one row its
     /// input gradient is exactly `da * f'(u)` (every other product is an exact zero).

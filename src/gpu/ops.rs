@@ -602,7 +602,8 @@ impl NormLayout {
 
 impl GpuOps {
     /// A training-mode norm layer over `z`: statistics into `stats` ([means, variances, 1/std]),
-    /// the normalized values into `xhat`, scaled and shifted into `out`, and activated into `a`.
+    /// the normalized values into `xhat`, scaled and shifted into `out`, and activated into `a`;
+    /// with `params.update_running`, BatchNorm's running statistics in `running` too.
     #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
     pub fn norm_forward(
         &self,
@@ -614,6 +615,7 @@ impl GpuOps {
         out: &wgpu::Buffer,
         stats: &wgpu::Buffer,
         a: &wgpu::Buffer,
+        running: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
         let values = u64::from(p.sets) * u64::from(p.len);
@@ -631,7 +633,20 @@ impl GpuOps {
             u64::from(p.gamma_offset.max(p.beta_offset)) + u64::from(p.width),
             "parameters (norm)",
         )?;
-        let buffers = [z, parameters, xhat, out, stats, a];
+        if p.update_running != 0 {
+            // The kernels update running statistics per set: only a set that is a feature has them.
+            if !(p.set_stride == 1 && p.sets == p.width && p.item_stride == p.width) {
+                return Err(GpuError::Shape(
+                    "only BatchNorm-shaped sets (one per feature) have running statistics".into(),
+                ));
+            }
+            check(
+                running,
+                u64::from(p.running_offset) + 2 * u64::from(p.width),
+                "running statistics",
+            )?;
+        }
+        let buffers = [z, parameters, xhat, out, stats, a, running];
         match NormLayout::of(&p) {
             NormLayout::AcrossSets => {
                 check_whole_vec4s(&[z, xhat, out, a])?;
@@ -639,15 +654,19 @@ impl GpuOps {
             }
             NormLayout::WithinSets => {
                 check_whole_vec4s(&[z, xhat, out, a])?;
-                self.run(recorder, &kernels::NORM_FORWARD_WITHIN_SETS, &p, &buffers, p.sets)
+                // LayerNorm and GroupNorm sets: no running statistics, not bound.
+                self.run(recorder, &kernels::NORM_FORWARD_WITHIN_SETS, &p, &buffers[..6], p.sets)
             }
             NormLayout::Scalar => self.run(recorder, &kernels::NORM_FORWARD, &p, &buffers, p.sets),
         }
     }
 
-    /// The gradient at a norm layer's input `dz` from the gradient at its output `dout`.
+    /// The backward of a training-mode norm layer: adds its scale and shift gradients into
+    /// `grads` (each feature's rows in order) and writes the gradient at its input `dz` from the
+    /// gradient at its output `dout`. BatchNorm-shaped sets take one dispatch for both (the
+    /// invocation that owns a feature's set owns its parameter gradients); other shapes two.
     #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
-    pub fn norm_backward_input(
+    pub fn norm_backward(
         &self,
         recorder: &mut Recorder,
         params: NormParams,
@@ -655,6 +674,7 @@ impl GpuOps {
         xhat: &wgpu::Buffer,
         stats: &wgpu::Buffer,
         parameters: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
         dz: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
@@ -672,47 +692,47 @@ impl GpuOps {
             u64::from(p.gamma_offset) + u64::from(p.width),
             "parameters (norm scale)",
         )?;
-        let buffers = [dout, xhat, stats, parameters, dz];
-        match NormLayout::of(&p) {
-            NormLayout::AcrossSets => {
-                check_whole_vec4s(&[dout, xhat, dz])?;
-                let kernel = &kernels::NORM_BACKWARD_INPUT_ACROSS_SETS;
-                self.run(recorder, kernel, &p, &buffers, p.sets / 4)
-            }
-            NormLayout::WithinSets => {
-                check_whole_vec4s(&[dout, xhat, dz])?;
-                let kernel = &kernels::NORM_BACKWARD_INPUT_WITHIN_SETS;
-                self.run(recorder, kernel, &p, &buffers, p.sets)
-            }
-            NormLayout::Scalar => self.run(recorder, &kernels::NORM_BACKWARD_INPUT, &p, &buffers, p.sets),
-        }
-    }
-
-    /// Adds a norm layer's scale and shift gradients into `grads`, each feature's rows in order.
-    pub fn norm_backward_params(
-        &self,
-        recorder: &mut Recorder,
-        params: NormGradientParams,
-        dout: &wgpu::Buffer,
-        xhat: &wgpu::Buffer,
-        grads: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
-        let p = params;
-        let values = u64::from(p.rows) * u64::from(p.width);
-        check(dout, values, "norm output gradient")?;
-        check(xhat, values, "normalized")?;
         check(
             grads,
             u64::from(p.gamma_offset.max(p.beta_offset)) + u64::from(p.width),
             "gradients (norm)",
         )?;
+        let layout = NormLayout::of(&p);
+        if layout == NormLayout::AcrossSets {
+            check_whole_vec4s(&[dout, xhat, dz])?;
+            let buffers = [dout, xhat, stats, parameters, grads, dz];
+            return self.run(recorder, &kernels::NORM_BACKWARD_ACROSS_SETS, &p, &buffers, p.sets / 4);
+        }
+        if p.width == 0 {
+            return Err(GpuError::Shape("a norm layer of width 0 is empty".into()));
+        }
+        let gradient_params = NormGradientParams {
+            rows: (values / u64::from(p.width)) as u32,
+            width: p.width,
+            gamma_offset: p.gamma_offset,
+            beta_offset: p.beta_offset,
+        };
         let buffers = [dout, xhat, grads];
         if aligned(&[p.width]) {
             check_whole_vec4s(&[dout, xhat])?;
             let kernel = &kernels::NORM_BACKWARD_PARAMS_ACROSS_FEATURES;
-            self.run(recorder, kernel, &p, &buffers, p.width / 4)
+            self.run(recorder, kernel, &gradient_params, &buffers, p.width / 4)?;
         } else {
-            self.run(recorder, &kernels::NORM_BACKWARD_PARAMS, &p, &buffers, p.width)
+            self.run(
+                recorder,
+                &kernels::NORM_BACKWARD_PARAMS,
+                &gradient_params,
+                &buffers,
+                p.width,
+            )?;
+        }
+        let buffers = [dout, xhat, stats, parameters, dz];
+        if layout == NormLayout::WithinSets {
+            check_whole_vec4s(&[dout, xhat, dz])?;
+            let kernel = &kernels::NORM_BACKWARD_INPUT_WITHIN_SETS;
+            self.run(recorder, kernel, &p, &buffers, p.sets)
+        } else {
+            self.run(recorder, &kernels::NORM_BACKWARD_INPUT, &p, &buffers, p.sets)
         }
     }
 }
@@ -735,9 +755,8 @@ fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
 #[cfg(test)]
 mod tests {
     use super::{storage_bindings, workgroup_size, NormLayout};
-    use crate::gpu::kernels::NormParams;
+    use crate::gpu::engine::norm_params;
     use crate::sim::model::Norm;
-    use crate::sim::reference::forward::NormGeometry;
 
     #[test]
     fn norm_layers_take_vec4_kernels_where_their_sets_are_aligned() {
@@ -754,15 +773,7 @@ mod tests {
             (Norm::group_norm(64), 64, Scalar),
         ] {
             for rows in [1, 7, 64] {
-                let g = NormGeometry::new(norm, rows, width);
-                let params = NormParams {
-                    sets: g.sets as u32,
-                    len: g.len as u32,
-                    set_stride: g.set_stride as u32,
-                    item_stride: g.item_stride as u32,
-                    width: width as u32,
-                    ..NormParams::default()
-                };
+                let params = norm_params(norm, rows, width, 0, width);
                 assert_eq!(NormLayout::of(&params), expected, "{norm:?}, {rows} x {width}");
             }
         }

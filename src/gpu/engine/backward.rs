@@ -1,11 +1,12 @@
 //! Recording a backward pass: per linear layer one dispatch adds its parameter gradients and
 //! one computes the gradient at the input of the activation below (the activation's derivative
-//! fused in; the first layer has none); a norm layer adds its two dispatches. The gradients
+//! fused in; the first layer has none); a norm layer adds one dispatch (BatchNorm-shaped sets)
+//! or two (its scale and shift gradients, then its input gradient). The gradients
 //! between layers alternate between two workspace buffers, so that no dispatch reads the
 //! buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
-use crate::gpu::kernels::{ActivationCode, LinearBackwardParams, NormGradientParams};
+use crate::gpu::kernels::{ActivationCode, LinearBackwardParams};
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 
@@ -59,21 +60,14 @@ impl GpuEngine {
             if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 let norm = self.layout.spec.norm;
                 let params = norm_params(norm, rows as usize, layer.width, scale, shift);
-                let gradient_params = NormGradientParams {
-                    rows,
-                    width: layer.width as u32,
-                    gamma_offset: scale as u32,
-                    beta_offset: shift as u32,
-                };
-                self.ops
-                    .norm_backward_params(recorder, gradient_params, dy, &buffers.xhat, target)?;
-                self.ops.norm_backward_input(
+                self.ops.norm_backward(
                     recorder,
                     params,
                     dy,
                     &buffers.xhat,
                     &buffers.stats,
                     &self.params,
+                    target,
                     &ws.dz,
                 )?;
                 dy = &ws.dz;

@@ -1,14 +1,12 @@
 //! Recording a forward pass: per hidden layer one fused linear + bias + activation dispatch (with
-//! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation;
-//! BatchNorm in evaluation mode uses its running statistics and a separate activation dispatch),
+//! a norm layer, the linear dispatch writes z and the norm's dispatch applies the activation and,
+//! for BatchNorm in training, updates the running statistics; in evaluation BatchNorm normalizes
+//! with its running statistics, also with the activation in its dispatch),
 //! then one dispatch for the output layer, softmax and cross-entropy that also writes the
 //! gradient of the logits when training.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
-use crate::gpu::kernels::{
-    self, ActivationCode, ActivationParams, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams,
-    RunningStatsParams,
-};
+use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
@@ -46,8 +44,7 @@ impl GpuEngine {
                 weight_offset: layer.weight as u32,
                 bias_offset: layer.bias as u32,
                 x_offset: x_offset as u32,
-                // With a norm layer the activation comes after it: the norm's dispatch applies
-                // it (BatchNorm in evaluation, a dispatch of its own).
+                // With a norm layer the activation comes after it: the norm's dispatch applies it.
                 activation: if norm_parameters.is_some() {
                     ActivationCode::Identity
                 } else {
@@ -69,46 +66,24 @@ impl GpuEngine {
                         beta_offset: shift as u32,
                         running_offset: stats as u32,
                         eps: eps as f32,
+                        activation: activation as u32,
                         pad0: 0,
-                        pad1: 0,
                     };
                     self.ops.run(
                         recorder,
                         &kernels::BATCH_NORM_EVAL,
                         &params,
-                        &[&buffers.z, &self.params, &self.running, &buffers.normed],
-                        n,
-                    )?;
-                    let params = ActivationParams {
-                        len: n,
-                        activation: activation as u32,
-                        pad0: 0,
-                        pad1: 0,
-                    };
-                    self.ops.run(
-                        recorder,
-                        &kernels::ACTIVATION_FORWARD,
-                        &params,
-                        &[&buffers.normed, &buffers.a],
+                        &[&buffers.z, &self.params, &self.running, &buffers.a],
                         n,
                     )?;
                 }
                 _ => {
-                    let params = norm_params(norm, rows, layer.width, scale, shift);
-                    let params = NormParams {
+                    let mut params = NormParams {
                         activation: activation as u32,
-                        ..params
+                        ..norm_params(norm, rows, layer.width, scale, shift)
                     };
-                    self.ops.norm_forward(
-                        recorder,
-                        params,
-                        &buffers.z,
-                        &self.params,
-                        &buffers.xhat,
-                        &buffers.normed,
-                        &buffers.stats,
-                        &buffers.a,
-                    )?;
+                    // A training step's forward updates BatchNorm's running statistics in the
+                    // same dispatch (not the reference pass nor the metrics).
                     if let (
                         Mode::Train {
                             update_running_stats: true,
@@ -118,20 +93,21 @@ impl GpuEngine {
                         Some(stats),
                     ) = (mode, norm, layer.running_stats)
                     {
-                        let params = RunningStatsParams {
-                            width: layer.width as u32,
-                            rows: rows as u32,
-                            offset: stats as u32,
-                            momentum: momentum as f32,
-                        };
-                        self.ops.run(
-                            recorder,
-                            &kernels::BATCH_NORM_RUNNING,
-                            &params,
-                            &[&buffers.stats, &self.running],
-                            layer.width as u32,
-                        )?;
+                        params.update_running = 1;
+                        params.running_offset = stats as u32;
+                        params.momentum = momentum as f32;
                     }
+                    self.ops.norm_forward(
+                        recorder,
+                        params,
+                        &buffers.z,
+                        &self.params,
+                        &buffers.xhat,
+                        &buffers.normed,
+                        &buffers.stats,
+                        &buffers.a,
+                        &self.running,
+                    )?;
                 }
             }
         }

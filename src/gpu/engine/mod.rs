@@ -281,8 +281,9 @@ impl StepTimestamps {
     }
 }
 
-/// The parameters the norm kernels share: a norm layer's statistic sets and where its scale and shift are.
-fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> NormParams {
+/// The parameters the norm kernels share: the statistic sets of a norm layer of `rows` x `width`
+/// and where its scale and shift are (no activation, no running statistics).
+pub(crate) fn norm_params(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> NormParams {
     let g = NormGeometry::new(norm, rows, width);
     NormParams {
         sets: g.sets as u32,

@@ -1,4 +1,5 @@
-// BatchNorm in evaluation mode: the running statistics normalize. One invocation per element.
+// BatchNorm in evaluation mode: the running statistics normalize, then the activation after
+// the norm is applied (one dispatch). One invocation per element.
 
 struct BatchNormEvalParams {
     len: u32,
@@ -7,15 +8,15 @@ struct BatchNormEvalParams {
     beta_offset: u32,
     running_offset: u32,
     eps: f32,
+    activation: u32,
     pad0: u32,
-    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: BatchNormEvalParams;
 @group(0) @binding(1) var<storage, read> z: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read> running: array<f32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> a: array<f32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -27,5 +28,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let mean = running[dims.running_offset + f];
     let variance = running[dims.running_offset + dims.width + f];
     let x = (z[e] - mean) / sqrt(variance + dims.eps);
-    out[e] = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+    let normed = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+    a[e] = activate(dims.activation, normed);
 }

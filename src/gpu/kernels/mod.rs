@@ -172,19 +172,8 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// Element-wise `a = f(u)` (activation_forward.wgsl), after BatchNorm in evaluation mode
-    /// (training-mode norms apply the activation in norm_forward.wgsl).
-    pub struct ActivationParams {
-        pub len: u32,
-        /// An [`ActivationCode`].
-        pub activation: u32,
-        pub pad0: u32,
-        pub pad1: u32,
-    }
-}
-
-kernel_params! {
-    /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl).
+    /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl,
+    /// norm_backward_across_sets.wgsl; declared in shared/norm.wgsl).
     pub struct NormParams {
         pub sets: u32,
         pub len: u32,
@@ -194,11 +183,14 @@ kernel_params! {
         pub gamma_offset: u32,
         pub beta_offset: u32,
         pub eps: f32,
-        /// The [`ActivationCode`] norm_forward.wgsl applies after the norm (unused backward).
+        /// The [`ActivationCode`] the forward kernels apply after the norm (unused backward).
         pub activation: u32,
-        pub pad0: u32,
-        pub pad1: u32,
-        pub pad2: u32,
+        /// Where BatchNorm's running means start in the running-statistics buffer (the
+        /// variances follow them, `width` later).
+        pub running_offset: u32,
+        pub momentum: f32,
+        /// 1 to update the running statistics (training forwards of BatchNorm-shaped sets).
+        pub update_running: u32,
     }
 }
 
@@ -213,17 +205,8 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// BatchNorm's running statistics update (batch_norm_running.wgsl).
-    pub struct RunningStatsParams {
-        pub width: u32,
-        pub rows: u32,
-        pub offset: u32,
-        pub momentum: f32,
-    }
-}
-
-kernel_params! {
-    /// BatchNorm in evaluation mode, from the running statistics (batch_norm_eval.wgsl).
+    /// BatchNorm in evaluation mode, from the running statistics, and the activation after it
+    /// (batch_norm_eval.wgsl).
     pub struct BatchNormEvalParams {
         pub len: u32,
         pub width: u32,
@@ -231,8 +214,9 @@ kernel_params! {
         pub beta_offset: u32,
         pub running_offset: u32,
         pub eps: f32,
+        /// The [`ActivationCode`] applied after the norm.
+        pub activation: u32,
         pub pad0: u32,
-        pub pad1: u32,
     }
 }
 
@@ -326,6 +310,26 @@ macro_rules! with_activations {
     };
 }
 
+/// Prepends the activations and what the norm kernels share (their parameters, vec4 helpers).
+macro_rules! norm_kernel {
+    ($file:literal) => {
+        concat!(
+            include_str!("shared/activation.wgsl"),
+            include_str!("shared/norm.wgsl"),
+            include_str!($file)
+        )
+    };
+    // A training forward that also updates BatchNorm's running statistics.
+    ($file:literal, running_stats) => {
+        concat!(
+            include_str!("shared/activation.wgsl"),
+            include_str!("shared/norm.wgsl"),
+            include_str!("shared/running_stats.wgsl"),
+            include_str!($file)
+        )
+    };
+}
+
 pub const LINEAR_FORWARD: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward", with_activations!("linear_forward.wgsl"));
 pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
@@ -344,26 +348,25 @@ pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::n
     "linear_input_gradient_scalar",
     with_activations!("linear_input_gradient_scalar.wgsl"),
 );
-pub const ACTIVATION_FORWARD: Kernel<ActivationParams> =
-    Kernel::new("activation_forward", with_activations!("activation_forward.wgsl"));
-pub const NORM_FORWARD: Kernel<NormParams> = Kernel::new("norm_forward", with_activations!("norm_forward.wgsl"));
+pub const NORM_FORWARD: Kernel<NormParams> =
+    Kernel::new("norm_forward", norm_kernel!("norm_forward.wgsl", running_stats));
 pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
     "norm_forward_across_sets",
-    with_activations!("norm_forward_across_sets.wgsl"),
+    norm_kernel!("norm_forward_across_sets.wgsl", running_stats),
 );
 pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
     "norm_forward_within_sets",
-    with_activations!("norm_forward_within_sets.wgsl"),
+    norm_kernel!("norm_forward_within_sets.wgsl"),
+);
+pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_backward_across_sets",
+    norm_kernel!("norm_backward_across_sets.wgsl"),
 );
 pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
-    Kernel::new("norm_backward_input", include_str!("norm_backward_input.wgsl"));
-pub const NORM_BACKWARD_INPUT_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
-    "norm_backward_input_across_sets",
-    include_str!("norm_backward_input_across_sets.wgsl"),
-);
+    Kernel::new("norm_backward_input", norm_kernel!("norm_backward_input.wgsl"));
 pub const NORM_BACKWARD_INPUT_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
     "norm_backward_input_within_sets",
-    include_str!("norm_backward_input_within_sets.wgsl"),
+    norm_kernel!("norm_backward_input_within_sets.wgsl"),
 );
 pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =
     Kernel::new("norm_backward_params", include_str!("norm_backward_params.wgsl"));
@@ -371,10 +374,8 @@ pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams> = Ker
     "norm_backward_params_across_features",
     include_str!("norm_backward_params_across_features.wgsl"),
 );
-pub const BATCH_NORM_RUNNING: Kernel<RunningStatsParams> =
-    Kernel::new("batch_norm_running", include_str!("batch_norm_running.wgsl"));
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
-    Kernel::new("batch_norm_eval", include_str!("batch_norm_eval.wgsl"));
+    Kernel::new("batch_norm_eval", with_activations!("batch_norm_eval.wgsl"));
 pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
     Kernel::new("output_cross_entropy", include_str!("output_cross_entropy.wgsl"));
 pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new("reduce_partials", include_str!("reduce_partials.wgsl"));
@@ -390,16 +391,14 @@ pub const ALL: &[KernelInfo] = &[
     LINEAR_PARAMETER_GRADIENT_SCALAR.info,
     LINEAR_INPUT_GRADIENT.info,
     LINEAR_INPUT_GRADIENT_SCALAR.info,
-    ACTIVATION_FORWARD.info,
     NORM_FORWARD.info,
     NORM_FORWARD_ACROSS_SETS.info,
     NORM_FORWARD_WITHIN_SETS.info,
+    NORM_BACKWARD_ACROSS_SETS.info,
     NORM_BACKWARD_INPUT.info,
-    NORM_BACKWARD_INPUT_ACROSS_SETS.info,
     NORM_BACKWARD_INPUT_WITHIN_SETS.info,
     NORM_BACKWARD_PARAMS.info,
     NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
-    BATCH_NORM_RUNNING.info,
     BATCH_NORM_EVAL.info,
     OUTPUT_CROSS_ENTROPY.info,
     REDUCE_PARTIALS.info,

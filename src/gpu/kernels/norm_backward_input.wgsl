@@ -1,21 +1,6 @@
 // Backward of normalize-scale-shift to its input, one invocation per statistic set:
 // dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
 
-struct NormParams {
-    sets: u32,
-    len: u32,
-    set_stride: u32,
-    item_stride: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-    eps: f32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> dout: array<f32>;
 @group(0) @binding(2) var<storage, read> xhat: array<f32>;

@@ -2,35 +2,12 @@
 // norm_forward_within_sets.wgsl): one invocation per set, four items at a time.
 // dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
 
-struct NormParams {
-    sets: u32,
-    len: u32,
-    set_stride: u32,
-    item_stride: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-    eps: f32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> dout: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> xhat: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
 @group(0) @binding(4) var<storage, read> params: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dz: array<vec4<f32>>;
-
-fn gamma(offset: u32) -> vec4<f32> {
-    return vec4<f32>(params[offset], params[offset + 1u], params[offset + 2u], params[offset + 3u]);
-}
-
-fn total(v: vec4<f32>) -> f32 {
-    return (v.x + v.y) + (v.z + v.w);
-}
 
 // 16: LayerNorm has one set per row, and one workgroup runs on one thread of a software adapter.
 @compute @workgroup_size(16)
@@ -47,7 +24,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var sum = vec4<f32>(0.0);
     var dot = vec4<f32>(0.0);
     for (var k = 0u; k < quads; k = k + 1u) {
-        let g = dout[base + k] * gamma(g0 + 4u * k);
+        let g = dout[base + k] * four(g0 + 4u * k);
         sum = sum + g;
         dot = dot + g * xhat[base + k];
     }
@@ -55,7 +32,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let d = total(dot);
     let scale = stats[2u * dims.sets + set_index] / n;
     for (var k = 0u; k < quads; k = k + 1u) {
-        let g = dout[base + k] * gamma(g0 + 4u * k);
+        let g = dout[base + k] * four(g0 + 4u * k);
         dz[base + k] = scale * (n * g - s - xhat[base + k] * d);
     }
 }

@@ -2,22 +2,8 @@
 // the rows; LayerNorm: a row; GroupNorm: a group of a row). Element k of set s is
 // z[s * set_stride + k * item_stride]. Writes mean, biased variance, 1/sqrt(var + eps), xhat,
 // out = gamma[f] * xhat + beta[f], f = element % width, and a = activation(out) (one dispatch
-// fewer than a separate activation kernel).
-
-struct NormParams {
-    sets: u32,
-    len: u32,
-    set_stride: u32,
-    item_stride: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-    eps: f32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// fewer than a separate activation kernel); with update_running (BatchNorm sets only), the
+// running statistics too (shared/running_stats.wgsl).
 
 @group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> z: array<f32>;
@@ -26,6 +12,7 @@ struct NormParams {
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> a: array<f32>;
+@group(0) @binding(7) var<storage, read_write> running: array<f32>;
 
 // 16: BatchNorm has one set per feature (64 for a 64-wide layer), and one workgroup runs on one
 // thread of a software adapter.
@@ -52,6 +39,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     stats[group_index] = mean;
     stats[dims.sets + group_index] = variance;
     stats[2u * dims.sets + group_index] = rstd;
+    if dims.update_running == 1u {
+        update_running(group_index, mean, variance);
+    }
     for (var k = 0u; k < dims.len; k = k + 1u) {
         let e = group_index * dims.set_stride + k * dims.item_stride;
         let f = e % dims.width;

@@ -1,22 +1,8 @@
 // norm_forward.wgsl for BatchNorm-shaped sets (set s is feature s; neighbouring sets are
 // neighbouring in memory: set_stride 1, item_stride = width, both sets and width multiples of
 // 4): one invocation normalizes four sets at once as the lanes of a vec4, each lane summing its
-// set's items in order exactly as the scalar kernel does.
-
-struct NormParams {
-    sets: u32,
-    len: u32,
-    set_stride: u32,
-    item_stride: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-    eps: f32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// set's items in order exactly as the scalar kernel does, and updating the running statistics
+// as it does.
 
 @group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> z: array<vec4<f32>>;
@@ -25,10 +11,7 @@ struct NormParams {
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> a: array<vec4<f32>>;
-
-fn four(offset: u32) -> vec4<f32> {
-    return vec4<f32>(params[offset], params[offset + 1u], params[offset + 2u], params[offset + 3u]);
-}
+@group(0) @binding(7) var<storage, read_write> running: array<f32>;
 
 // 4: a 64-wide layer is 16 invocations, and one workgroup runs on one thread of a software adapter.
 @compute @workgroup_size(4)
@@ -57,6 +40,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         stats[first + j] = mean[j];
         stats[dims.sets + first + j] = variance[j];
         stats[2u * dims.sets + first + j] = rstd[j];
+        if dims.update_running == 1u {
+            update_running(first + j, mean[j], variance[j]);
+        }
     }
     let gamma = four(dims.gamma_offset + first);
     let beta = four(dims.beta_offset + first);
@@ -66,11 +52,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         xhat[e] = x;
         let normed = gamma * x + beta;
         out[e] = normed;
-        a[e] = vec4<f32>(
-            activate(dims.activation, normed.x),
-            activate(dims.activation, normed.y),
-            activate(dims.activation, normed.z),
-            activate(dims.activation, normed.w),
-        );
+        a[e] = activate4(dims.activation, normed);
     }
 }

@@ -3,21 +3,6 @@
 // at a time. The sums run in four lanes, added at the end (an order of its own, within the
 // tolerance against the CPU, and the same however a batch is split: a set lies within one row).
 
-struct NormParams {
-    sets: u32,
-    len: u32,
-    set_stride: u32,
-    item_stride: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-    eps: f32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> z: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
@@ -25,14 +10,6 @@ struct NormParams {
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> a: array<vec4<f32>>;
-
-fn four(offset: u32) -> vec4<f32> {
-    return vec4<f32>(params[offset], params[offset + 1u], params[offset + 2u], params[offset + 3u]);
-}
-
-fn total(v: vec4<f32>) -> f32 {
-    return (v.x + v.y) + (v.z + v.w);
-}
 
 // 16: LayerNorm has one set per row, and one workgroup runs on one thread of a software adapter.
 @compute @workgroup_size(16)
@@ -69,11 +46,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         xhat[e] = x;
         let normed = four(dims.gamma_offset + f) * x + four(dims.beta_offset + f);
         out[e] = normed;
-        a[e] = vec4<f32>(
-            activate(dims.activation, normed.x),
-            activate(dims.activation, normed.y),
-            activate(dims.activation, normed.z),
-            activate(dims.activation, normed.w),
-        );
+        a[e] = activate4(dims.activation, normed);
     }
 }

@@ -42,3 +42,8 @@ fn activation_derivative(kind: u32, v: f32) -> f32 {
         }
     }
 }
+
+// `activate` on each lane.
+fn activate4(kind: u32, v: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(activate(kind, v.x), activate(kind, v.y), activate(kind, v.z), activate(kind, v.w));
+}
