@@ -588,9 +588,9 @@ pub enum NormLayout {
 impl NormLayout {
     pub fn of(params: &NormParams) -> Self {
         let p = params;
-        // What the vec4 kernels assume beyond alignment: across sets, set s is feature s of rows
-        // `width` apart; within sets, no set crosses a row.
-        if p.set_stride == 1 && p.sets == p.width && p.item_stride == p.width && aligned(&[p.sets]) {
+        // What the vec4 kernels assume beyond alignment: across sets, set s is feature s; within
+        // sets, no set crosses a row.
+        if p.one_set_per_feature() && aligned(&[p.sets]) {
             NormLayout::AcrossSets
         } else if p.item_stride == 1 && p.len > 0 && p.width.is_multiple_of(p.len) && aligned(&[p.len, p.set_stride]) {
             NormLayout::WithinSets
@@ -635,7 +635,7 @@ impl GpuOps {
         )?;
         if p.update_running != 0 {
             // The kernels update running statistics per set: only a set that is a feature has them.
-            if !(p.set_stride == 1 && p.sets == p.width && p.item_stride == p.width) {
+            if !p.one_set_per_feature() {
                 return Err(GpuError::Shape(
                     "only BatchNorm-shaped sets (one per feature) have running statistics".into(),
                 ));

@@ -189,7 +189,7 @@ kernel_params! {
         /// variances follow them, `width` later).
         pub running_offset: u32,
         pub momentum: f32,
-        /// 1 to update the running statistics (training forwards of BatchNorm-shaped sets).
+        /// Nonzero to update the running statistics (training forwards of BatchNorm-shaped sets).
         pub update_running: u32,
     }
 }
@@ -288,6 +288,14 @@ kernel_params! {
         pub correction2: f32,
         pub pad0: u32,
         pub pad1: u32,
+    }
+}
+
+impl NormParams {
+    /// Whether set s is feature s of rows `width` apart (BatchNorm): the sets that have running
+    /// statistics, and that the across-sets kernels take four at a time.
+    pub fn one_set_per_feature(&self) -> bool {
+        self.set_stride == 1 && self.sets == self.width && self.item_stride == self.width
     }
 }
 

@@ -24,9 +24,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let n = f32(dims.len);
     let stride = dims.item_stride / 4u;
-    let gamma = four(dims.gamma_offset + first);
     let g = dims.gamma_offset + first;
     let b = dims.beta_offset + first;
+    let gamma = four(g);
     var dgamma = vec4<f32>(grads[g], grads[g + 1u], grads[g + 2u], grads[g + 3u]);
     var dbeta = vec4<f32>(grads[b], grads[b + 1u], grads[b + 2u], grads[b + 3u]);
     var sum = vec4<f32>(0.0);

@@ -39,7 +39,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     stats[group_index] = mean;
     stats[dims.sets + group_index] = variance;
     stats[2u * dims.sets + group_index] = rstd;
-    if dims.update_running == 1u {
+    if dims.update_running != 0u {
         update_running(group_index, mean, variance);
     }
     for (var k = 0u; k < dims.len; k = k + 1u) {

@@ -40,7 +40,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         stats[first + j] = mean[j];
         stats[dims.sets + first + j] = variance[j];
         stats[2u * dims.sets + first + j] = rstd[j];
-        if dims.update_running == 1u {
+        if dims.update_running != 0u {
             update_running(first + j, mean[j], variance[j]);
         }
     }
