@@ -532,16 +532,28 @@ for_every_layer_backend!(
     activations_saturate_at_large_inputs
 );
 
-/// The GPU's output kernel (output layer, softmax, cross-entropy, accuracy and the gradient of
-/// the logits in one dispatch) against the f64 reference, with labels and losses read and
-/// written at offsets as a micro-batch does, for 2, 3 and 5 classes and aligned and odd widths.
+/// The GPU's output kernel (output layer, softmax, cross-entropy, accuracy, the gradient of
+/// the logits and the gradient at the input of the activation below in one dispatch) against
+/// the f64 reference, with labels and losses read and written at offsets as a micro-batch does,
+/// for 2, 3 and 5 classes, aligned and odd widths, and each activation whose output gives its
+/// derivative (the kernel sees only x = f(u)).
 #[test]
 fn gpu_output_kernel_matches_reference() {
     let Some(gpu) = Gpu::new() else { return };
     let mut rng = SeededRng::new(5);
-    for (rows, fan_in, classes) in [(1, 1, 2), (13, 64, 3), (64, 64, 3), (7, 9, 5), (33, 2, 2)] {
-        let shape = format!("{rows}x{fan_in}->{classes}");
-        let x = random_vec(&mut rng, rows * fan_in, 1.0);
+    let shapes = [(1, 1, 2), (13, 64, 3), (64, 64, 3), (7, 9, 5), (33, 2, 2)];
+    let below = [None, Some(Activation::Relu), Some(Activation::Tanh)];
+    for ((rows, fan_in, classes), activation) in shapes.into_iter().flat_map(|shape| below.map(|a| (shape, a))) {
+        let shape = format!("{rows}x{fan_in}->{classes} after {activation:?}");
+        let u = random_vec(&mut rng, rows * fan_in, 1.0);
+        let x = match activation {
+            Some(kind) => {
+                let mut a = vec![0.0; u.len()];
+                forward::activation(kind, &u, &mut a);
+                a
+            }
+            None => u.clone(),
+        };
         let w = random_vec(&mut rng, classes * fan_in, 0.5);
         let b = random_vec(&mut rng, classes, 0.5);
         let (label_offset, loss_offset) = (3, 5);
@@ -578,6 +590,18 @@ fn gpu_output_kernel_matches_reference() {
             .collect();
         let mut dlogits = vec![0.0; rows * classes];
         backward::softmax_cross_entropy(&probs, classes, row_labels, weight, &mut dlogits);
+        // du = (dlogits W) * f'(u), through the reference's linear and activation backward.
+        let mut dx = vec![0.0; rows * fan_in];
+        let (mut dw, mut db) = (vec![0.0; classes * fan_in], vec![0.0; classes]);
+        linear::backward(&x, rows, fan_in, &w, classes, &dlogits, &mut dw, &mut db, Some(&mut dx));
+        let du = match activation {
+            Some(kind) => {
+                let mut du = vec![0.0; dx.len()];
+                backward::activation(kind, &u, &x, &dx, &mut du);
+                du
+            }
+            None => dx,
+        };
 
         let mut params = w.clone();
         params.extend_from_slice(&b);
@@ -597,6 +621,7 @@ fn gpu_output_kernel_matches_reference() {
         let loss_buf = gpu.context.zeroed_buffer("row loss", loss_offset + rows);
         let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
         let dlogits_buf = gpu.context.zeroed_buffer("dlogits", rows * classes);
+        let du_buf = gpu.context.zeroed_buffer("du", rows * fan_in);
         let params = OutputParams {
             rows: rows as u32,
             classes: classes as u32,
@@ -607,6 +632,8 @@ fn gpu_output_kernel_matches_reference() {
             gradient_weight: weight as f32,
             write_gradient: 1,
             loss_offset: loss_offset as u32,
+            write_input_gradient: 1,
+            activation_below: code(activation),
             ..OutputParams::default()
         };
         gpu.run(|e| {
@@ -621,6 +648,7 @@ fn gpu_output_kernel_matches_reference() {
                     &loss_buf,
                     &correct_buf,
                     &dlogits_buf,
+                    &du_buf,
                 )
                 .unwrap();
         });
@@ -648,6 +676,49 @@ fn gpu_output_kernel_matches_reference() {
             &gpu.read(&dlogits_buf, rows * classes),
             &dlogits,
         );
+        assert_close(
+            &gpu,
+            &format!("{shape} input gradient"),
+            &gpu.read(&du_buf, rows * fan_in),
+            &du,
+        );
+    }
+}
+
+/// The output kernel writes an input gradient only where the activation's output gives its
+/// derivative (not GELU) and only with the logit gradient: anything else is an error before
+/// anything is recorded.
+#[test]
+fn gpu_output_kernel_refuses_an_input_gradient_it_cannot_compute() {
+    let Some(gpu) = Gpu::new() else { return };
+    let buffer = gpu.context.zeroed_buffer("any", 64);
+    let labels = gpu.context.zeroed_buffer("labels", 4);
+    let valid = OutputParams {
+        rows: 4,
+        classes: 2,
+        fan_in: 4,
+        bias_offset: 8,
+        write_gradient: 1,
+        write_input_gradient: 1,
+        activation_below: ActivationCode::Relu as u32,
+        ..OutputParams::default()
+    };
+    let gelu = OutputParams {
+        activation_below: ActivationCode::Gelu as u32,
+        ..valid
+    };
+    let without_logit_gradient = OutputParams {
+        write_gradient: 0,
+        ..valid
+    };
+    for (params, ok) in [(valid, true), (gelu, false), (without_logit_gradient, false)] {
+        let mut recorder = Recorder::new();
+        let b = &buffer;
+        let result = gpu
+            .ops
+            .output_cross_entropy(&mut recorder, params, b, b, &labels, b, b, b, b, b);
+        assert_eq!(result.is_ok(), ok, "{params:?}: {result:?}");
+        assert_eq!(recorder.dispatch_count(), usize::from(ok), "{params:?}");
     }
 }
 

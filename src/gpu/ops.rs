@@ -470,7 +470,9 @@ impl GpuOps {
     /// The output layer's logits from `x`, then softmax and cross-entropy: probabilities into
     /// `probs`, each row's loss into `row_loss` (from `params.loss_offset`), whether its arg-max
     /// is its label into `row_correct` and, with `params.write_gradient`, the gradient of the
-    /// weighted loss at the logits into `dlogits`.
+    /// weighted loss at the logits into `dlogits`; with `params.write_input_gradient` also
+    /// the gradient at the input of the activation that made `x` into `du_below`, as
+    /// [`GpuOps::linear_input_gradient`] would write it.
     #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
     pub fn output_cross_entropy(
         &self,
@@ -483,6 +485,7 @@ impl GpuOps {
         row_loss: &wgpu::Buffer,
         row_correct: &wgpu::Buffer,
         dlogits: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
         let (rows, fan_in, classes) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.classes));
@@ -501,7 +504,18 @@ impl GpuOps {
         if p.write_gradient == 1 {
             check(dlogits, rows * classes, "logit gradient")?;
         }
-        let buffers = [x, parameters, labels, probs, row_loss, row_correct, dlogits];
+        if p.write_input_gradient == 1 {
+            let derivable =
+                ActivationCode::from_code(p.activation_below).is_some_and(ActivationCode::derivative_from_output);
+            if p.write_gradient != 1 || !derivable {
+                return Err(GpuError::Shape(format!(
+                    "the output kernel writes an input gradient only with the logit gradient and an activation whose output gives its derivative (activation code {})",
+                    p.activation_below
+                )));
+            }
+            check(du_below, rows * fan_in, "input gradient")?;
+        }
+        let buffers = [x, parameters, labels, probs, row_loss, row_correct, dlogits, du_below];
         self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY, &p, &buffers, p.rows)
     }
 

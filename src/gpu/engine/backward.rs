@@ -1,9 +1,10 @@
 //! Recording a backward pass: per linear layer one dispatch adds its parameter gradients and
 //! one computes the gradient at the input of the activation below (the activation's derivative
-//! fused in; the first layer has none); a norm layer adds one dispatch (BatchNorm-shaped sets)
-//! or two (its scale and shift gradients, then its input gradient). The gradients
-//! between layers alternate between two workspace buffers, so that no dispatch reads the
-//! buffer it writes.
+//! fused in; the first layer has none, and the output layer's forward dispatch wrote it where
+//! [`GpuEngine::output_writes_input_gradient`]); a norm layer adds one dispatch
+//! (BatchNorm-shaped sets) or two (its scale and shift gradients, then its input gradient).
+//! The gradients between layers alternate between two workspace buffers, so that no dispatch
+//! reads the buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
 use crate::gpu::kernels::{ActivationCode, LinearBackwardParams};
@@ -23,8 +24,6 @@ impl GpuEngine {
         let rows = source.rows as u32;
         let activation = ActivationCode::from(self.layout.spec.activation) as u32;
         let hidden = &self.layout.hidden;
-        // The gradient at the input of hidden layer l's activation lives in `between[l % 2]`.
-        let between = [&ws.da, &ws.du];
         let activation_input = |l: usize| {
             let buffers = &ws.layers[l];
             if hidden[l].norm_scale.is_some() {
@@ -46,17 +45,19 @@ impl GpuEngine {
         };
         self.ops
             .linear_parameter_gradient(recorder, params, &ws.layers[top].a, &ws.dlogits, target)?;
-        self.ops.linear_input_gradient(
-            recorder,
-            params,
-            &ws.dlogits,
-            &self.params,
-            activation_input(top),
-            between[top % 2],
-        )?;
+        if !self.output_writes_input_gradient() {
+            self.ops.linear_input_gradient(
+                recorder,
+                params,
+                &ws.dlogits,
+                &self.params,
+                activation_input(top),
+                ws.activation_gradient(top),
+            )?;
+        }
         for (l, layer) in hidden.iter().enumerate().rev() {
             let buffers = &ws.layers[l];
-            let mut dy = between[l % 2];
+            let mut dy = ws.activation_gradient(l);
             if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 let norm = self.layout.spec.norm;
                 let params = norm_params(norm, rows as usize, layer.width, scale, shift);
@@ -92,7 +93,7 @@ impl GpuEngine {
                     dy,
                     &self.params,
                     activation_input(l - 1),
-                    between[(l - 1) % 2],
+                    ws.activation_gradient(l - 1),
                 )?;
             }
         }

@@ -3,7 +3,9 @@
 //! for BatchNorm in training, updates the running statistics; in evaluation BatchNorm normalizes
 //! with its running statistics, also with the activation in its dispatch),
 //! then one dispatch for the output layer, softmax and cross-entropy that also writes the
-//! gradient of the logits when training.
+//! gradient of the logits when training and, where the activation's output gives its
+//! derivative (not GELU), the gradient at the input of the top hidden layer's activation:
+//! the backward then starts one dispatch later.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
@@ -111,11 +113,13 @@ impl GpuEngine {
                 }
             }
         }
-        let last = &ws.layers[self.layout.hidden.len() - 1].a;
+        let top = self.layout.hidden.len() - 1;
+        let last = &ws.layers[top].a;
         let (gradient_weight, write_gradient) = match mode {
             Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
             Mode::Eval => (0.0, 0),
         };
+        let write_input_gradient = write_gradient == 1 && self.output_writes_input_gradient();
         let params = OutputParams {
             rows: rows as u32,
             classes: self.layout.classes as u32,
@@ -126,6 +130,8 @@ impl GpuEngine {
             gradient_weight,
             write_gradient,
             loss_offset: losses.offset as u32,
+            write_input_gradient: u32::from(write_input_gradient),
+            activation_below: activation as u32,
             ..OutputParams::default()
         };
         self.ops.output_cross_entropy(
@@ -138,6 +144,7 @@ impl GpuEngine {
             losses.buffer,
             &ws.row_correct,
             &ws.dlogits,
+            ws.activation_gradient(top),
         )
     }
 }

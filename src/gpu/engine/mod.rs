@@ -12,7 +12,9 @@ mod backward;
 mod forward;
 
 use super::context::GpuContext;
-use super::kernels::{self, ClipParams, NormParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams};
+use super::kernels::{
+    self, ActivationCode, ClipParams, NormParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams,
+};
 use super::ops::{GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
 use super::readback::{read_f32, read_f32_and_timestamps, Queries};
 use super::GpuError;
@@ -118,6 +120,16 @@ impl Workspace {
         RowLosses {
             buffer: &self.row_loss,
             offset: 0,
+        }
+    }
+
+    /// Where the gradient at the input of hidden layer `l`'s activation goes: the layers
+    /// alternate between two buffers, so that no backward dispatch reads the buffer it writes.
+    fn activation_gradient(&self, l: usize) -> &wgpu::Buffer {
+        if l.is_multiple_of(2) {
+            &self.da
+        } else {
+            &self.du
         }
     }
 
@@ -872,6 +884,13 @@ impl GpuEngine {
             })
             .collect();
         Ok(records)
+    }
+
+    /// Whether a training forward's output dispatch also writes the gradient at the input of
+    /// the top hidden layer's activation (which the backward then skips): where that
+    /// activation's output gives its derivative.
+    fn output_writes_input_gradient(&self) -> bool {
+        ActivationCode::from(self.layout.spec.activation).derivative_from_output()
     }
 
     /// Channels of the first hidden layer's BatchNorm, whose statistics snapshots copy.

@@ -81,6 +81,22 @@ pub enum ActivationCode {
     Gelu = 3,
 }
 
+impl ActivationCode {
+    /// The activation a kernel parameter names, if any.
+    pub fn from_code(code: u32) -> Option<Self> {
+        [Self::Identity, Self::Relu, Self::Tanh, Self::Gelu]
+            .into_iter()
+            .find(|kind| *kind as u32 == code)
+    }
+
+    /// Whether f'(u) follows from f(u) alone, bit for bit as from u (identity, ReLU: a > 0
+    /// exactly where u > 0; tanh: 1 - a^2 is what the derivative computes from tanh(u)), so that
+    /// a kernel holding only the activations can apply the derivative. GELU's cannot.
+    pub fn derivative_from_output(self) -> bool {
+        !matches!(self, Self::Gelu)
+    }
+}
+
 impl From<Activation> for ActivationCode {
     fn from(kind: Activation) -> Self {
         match kind {
@@ -222,6 +238,7 @@ kernel_params! {
 
 kernel_params! {
     /// The output layer, softmax, cross-entropy and, when training, the gradient of the logits
+    /// and (`write_input_gradient`) the gradient at the input of the activation below
     /// (output_cross_entropy.wgsl).
     pub struct OutputParams {
         pub rows: u32,
@@ -239,9 +256,13 @@ kernel_params! {
         pub write_gradient: u32,
         /// Where row 0's loss goes in the row-loss buffer.
         pub loss_offset: u32,
+        /// 1 to also write `du_below = (dlogits W) * f'(u)`, f' taken from the input `x = f(u)`
+        /// (with `write_gradient`; only for activations where
+        /// [`ActivationCode::derivative_from_output`]).
+        pub write_input_gradient: u32,
+        /// The [`ActivationCode`] f that made the input `x`.
+        pub activation_below: u32,
         pub pad0: u32,
-        pub pad1: u32,
-        pub pad2: u32,
     }
 }
 
@@ -385,7 +406,7 @@ pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams> = Ker
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
     Kernel::new("batch_norm_eval", with_activations!("batch_norm_eval.wgsl"));
 pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
-    Kernel::new("output_cross_entropy", include_str!("output_cross_entropy.wgsl"));
+    Kernel::new("output_cross_entropy", with_activations!("output_cross_entropy.wgsl"));
 pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new("reduce_partials", include_str!("reduce_partials.wgsl"));
 pub const REDUCE_SERIAL: Kernel<ReduceParams> = Kernel::new("reduce_serial", include_str!("reduce_serial.wgsl"));
 pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));

@@ -5,6 +5,9 @@
 // losses, to sum them once in order), 1.0 where the arg-max is the label (for accuracy) and,
 // when training, the gradient of weight * sum_i CE_i with respect to the logits,
 // weight * (p - onehot). The logits are kept in `probs` until the probabilities replace them.
+// With write_input_gradient, also the gradient at the input of the activation below (one
+// dispatch fewer per backward): du[i, k] = (sum_c dlogits[i, c] * W[c, k]) * f'(u[i, k]), each
+// sum adding c = 0, 1, ... in order as linear_input_gradient*.wgsl do, f' taken from x = f(u).
 //
 // Neighbouring invocations are neighbouring rows: their weight loads are the same addresses.
 
@@ -18,9 +21,9 @@ struct OutputParams {
     gradient_weight: f32,
     write_gradient: u32,
     loss_offset: u32,
+    write_input_gradient: u32,
+    activation_below: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: OutputParams;
@@ -31,6 +34,7 @@ struct OutputParams {
 @group(0) @binding(5) var<storage, read_write> row_loss: array<f32>;
 @group(0) @binding(6) var<storage, read_write> row_correct: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dlogits: array<f32>;
+@group(0) @binding(8) var<storage, read_write> du_below: array<f32>;
 
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -83,6 +87,16 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         if dims.write_gradient == 1u {
             let one_hot = select(0.0, 1.0, label == c);
             dlogits[base + c] = dims.gradient_weight * (probability - one_hot);
+        }
+    }
+    if dims.write_input_gradient == 1u {
+        // The row's dlogits were stored just above by this invocation.
+        for (var k = 0u; k < dims.fan_in; k = k + 1u) {
+            var s = 0.0;
+            for (var c = 0u; c < dims.classes; c = c + 1u) {
+                s = s + dlogits[base + c] * params[dims.weight_offset + c * dims.fan_in + k];
+            }
+            du_below[xi + k] = s * activation_derivative_at_output(dims.activation_below, x[xi + k]);
         }
     }
 }

@@ -43,6 +43,17 @@ fn activation_derivative(kind: u32, v: f32) -> f32 {
     }
 }
 
+// f'(u) from a = f(u), for the activations whose output determines it (identity, ReLU, tanh;
+// ActivationCode::derivative_from_output): the value activation_derivative gives at u, since
+// a is the tanh that it recomputes, and a > 0 exactly where u > 0.
+fn activation_derivative_at_output(kind: u32, a: f32) -> f32 {
+    switch kind {
+        case ACTIVATION_RELU: { return select(0.0, 1.0, a > 0.0); }
+        case ACTIVATION_TANH: { return 1.0 - a * a; }
+        default: { return 1.0; }
+    }
+}
+
 // `activate` on each lane.
 fn activate4(kind: u32, v: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(activate(kind, v.x), activate(kind, v.y), activate(kind, v.z), activate(kind, v.w));
