@@ -301,13 +301,15 @@ impl LayerOps for Gpu {
             activation_below: code(below.map(|(kind, _)| kind)),
             pad0: 0,
         };
+        // As the engine records a layer's backward: one dispatch for vec4 shapes, else two.
         self.run(|e| {
-            self.ops
-                .linear_parameter_gradient(e, params, &x_buf, &dy_buf, &g_buf)
-                .unwrap();
             if below.is_some() {
                 self.ops
-                    .linear_input_gradient(e, params, &dy_buf, &w_buf, &u_buf, &du_buf)
+                    .linear_backward(e, params, &x_buf, &dy_buf, &g_buf, &w_buf, &u_buf, &du_buf)
+                    .unwrap();
+            } else {
+                self.ops
+                    .linear_parameter_gradient(e, params, &x_buf, &dy_buf, &g_buf)
                     .unwrap();
             }
         });
@@ -775,6 +777,78 @@ fn gpu_linear_kernels_read_inputs_at_an_offset() {
         let alone = run(&x[before * fan_in..], 0);
         assert_eq!(at_offset, alone, "{rows}x{fan_in}->{fan_out} after {before} rows");
         assert!(at_offset.0.iter().any(|&v| v != 0.0), "the forward wrote its outputs");
+    }
+}
+
+/// The one-dispatch backward (linear_backward.wgsl) gives the separate parameter-gradient and
+/// input-gradient kernels' numbers bit for bit, in one dispatch, for vec4 shapes (fan_in 12:
+/// a last block of one vec4; rows not a multiple of 8; data at an offset, as a later micro-batch
+/// reads it); other shapes take the two kernels.
+#[test]
+fn gpu_one_dispatch_backward_equals_the_two_kernels() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(12);
+    // (rows, fan_in, fan_out, rows before, dispatches)
+    for (rows, fan_in, fan_out, before, dispatches) in [
+        (64, 64, 64, 0, 1),
+        (13, 12, 8, 2, 1),
+        (9, 8, 4, 1, 1),
+        (7, 6, 8, 0, 2),
+        (5, 8, 3, 0, 2),
+    ] {
+        let shape = format!("{rows}x{fan_in}->{fan_out} after {before} rows");
+        let x = random_vec(&mut rng, (before + rows) * fan_in, 1.0);
+        let w = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.5);
+        let dy = random_vec(&mut rng, rows * fan_out, 1.0);
+        let grads = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.1);
+        let u = random_vec(&mut rng, rows * fan_in, 1.0);
+        let params = LinearBackwardParams {
+            rows: rows as u32,
+            fan_in: fan_in as u32,
+            fan_out: fan_out as u32,
+            bias_offset: (fan_in * fan_out) as u32,
+            x_offset: (before * fan_in) as u32,
+            activation_below: ActivationCode::Tanh as u32,
+            ..LinearBackwardParams::default()
+        };
+        let run = |together: bool| {
+            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+            let w_buf = gpu.context.storage_buffer("params", &to32(&w));
+            let dy_buf = gpu.context.storage_buffer("dy", &to32(&dy));
+            let g_buf = gpu.context.storage_buffer("grads", &to32(&grads));
+            let u_buf = gpu.context.storage_buffer("u below", &to32(&u));
+            let du_buf = gpu.context.zeroed_buffer("du below", rows * fan_in);
+            let mut recorded = 0;
+            gpu.run(|e| {
+                if together {
+                    gpu.ops
+                        .linear_backward(e, params, &x_buf, &dy_buf, &g_buf, &w_buf, &u_buf, &du_buf)
+                        .unwrap();
+                } else {
+                    gpu.ops
+                        .linear_parameter_gradient(e, params, &x_buf, &dy_buf, &g_buf)
+                        .unwrap();
+                    gpu.ops
+                        .linear_input_gradient(e, params, &dy_buf, &w_buf, &u_buf, &du_buf)
+                        .unwrap();
+                }
+                recorded = e.dispatch_count();
+            });
+            (
+                gpu.read(&g_buf, grads.len()),
+                gpu.read(&du_buf, rows * fan_in),
+                recorded,
+            )
+        };
+        let (one_grads, one_du, one_dispatches) = run(true);
+        let (two_grads, two_du, _) = run(false);
+        assert_eq!(one_dispatches, dispatches, "{shape}: dispatches");
+        assert_eq!(one_grads, two_grads, "{shape}: parameter gradients");
+        assert_eq!(one_du, two_du, "{shape}: input gradient");
+        assert!(
+            one_grads != grads && one_du.iter().any(|&v| v != 0.0),
+            "{shape}: both were written"
+        );
     }
 }
 

@@ -551,6 +551,51 @@ impl GpuOps {
         }
     }
 
+    /// The backward of a linear layer above another: [`GpuOps::linear_parameter_gradient`] and
+    /// [`GpuOps::linear_input_gradient`], in one dispatch where both take their vec4 kernels
+    /// (linear_backward.wgsl), the same numbers bit for bit.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn linear_backward(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearBackwardParams,
+        x: &wgpu::Buffer,
+        dy: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        u_below: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        if !aligned(&[p.fan_in, p.x_offset, p.fan_out, p.weight_offset]) {
+            self.linear_parameter_gradient(recorder, p, x, dy, grads)?;
+            return self.linear_input_gradient(recorder, p, dy, parameters, u_below, du_below);
+        }
+        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+        check_nonempty(p.fan_in, p.fan_out)?;
+        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
+        check(dy, rows * fan_out, "upstream gradient")?;
+        check(
+            grads,
+            u64::from(p.weight_offset) + fan_in * fan_out,
+            "gradients (weight)",
+        )?;
+        check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")?;
+        check(
+            parameters,
+            u64::from(p.weight_offset) + fan_in * fan_out,
+            "parameters (weight)",
+        )?;
+        check(u_below, rows * fan_in, "activation input below")?;
+        check(du_below, rows * fan_in, "input gradient")?;
+        check_whole_vec4s(&[x, dy, parameters, u_below, du_below])?;
+        // The jobs of the two kernels, as linear_backward.wgsl splits its invocations.
+        let input_blocks = p.fan_in.div_ceil(8);
+        let jobs = (p.fan_out / 4) * input_blocks + p.rows.div_ceil(8) * input_blocks;
+        let buffers = [x, dy, grads, parameters, u_below, du_below];
+        self.run(recorder, &kernels::LINEAR_BACKWARD, &p, &buffers, jobs)
+    }
+
     /// Writes `du_below = (dy W) * f'(u_below)`, the gradient at the input of the activation
     /// below the layer.
     pub fn linear_input_gradient(

@@ -1,6 +1,7 @@
 //! Recording a backward pass: per linear layer one dispatch adds its parameter gradients and
-//! one computes the gradient at the input of the activation below (the activation's derivative
-//! fused in; the first layer has none, and the output layer's forward dispatch wrote it where
+//! computes the gradient at the input of the activation below (the activation's derivative
+//! fused in; two dispatches for shapes that are not whole vec4s; the first layer has no input
+//! gradient, and the output layer's forward dispatch wrote its input gradient where
 //! [`GpuEngine::output_writes_input_gradient`]); a norm layer adds one dispatch
 //! (BatchNorm-shaped sets) or two (its scale and shift gradients, then its input gradient).
 //! The gradients between layers alternate between two workspace buffers, so that no dispatch
@@ -43,13 +44,17 @@ impl GpuEngine {
             activation_below: activation,
             pad0: 0,
         };
-        self.ops
-            .linear_parameter_gradient(recorder, params, &ws.layers[top].a, &ws.dlogits, target)?;
-        if !self.output_writes_input_gradient() {
-            self.ops.linear_input_gradient(
+        let (top_input, logit_gradient) = (&ws.layers[top].a, &ws.dlogits);
+        if self.output_writes_input_gradient() {
+            self.ops
+                .linear_parameter_gradient(recorder, params, top_input, logit_gradient, target)?;
+        } else {
+            self.ops.linear_backward(
                 recorder,
                 params,
-                &ws.dlogits,
+                top_input,
+                logit_gradient,
+                target,
                 &self.params,
                 activation_input(top),
                 ws.activation_gradient(top),
@@ -84,17 +89,20 @@ impl GpuEngine {
                 activation_below: activation,
                 pad0: 0,
             };
-            self.ops.linear_parameter_gradient(recorder, params, x, dy, target)?;
             // The first layer's input is the data: no input gradient.
             if l > 0 {
-                self.ops.linear_input_gradient(
+                self.ops.linear_backward(
                     recorder,
                     params,
+                    x,
                     dy,
+                    target,
                     &self.params,
                     activation_input(l - 1),
                     ws.activation_gradient(l - 1),
                 )?;
+            } else {
+                self.ops.linear_parameter_gradient(recorder, params, x, dy, target)?;
             }
         }
         Ok(())

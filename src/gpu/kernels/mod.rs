@@ -365,14 +365,32 @@ pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
 pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient",
-    include_str!("linear_parameter_gradient.wgsl"),
+    concat!(
+        include_str!("shared/linear_parameter_gradient_block.wgsl"),
+        include_str!("linear_parameter_gradient.wgsl")
+    ),
 );
 pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient_scalar",
     include_str!("linear_parameter_gradient_scalar.wgsl"),
 );
-pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> =
-    Kernel::new("linear_input_gradient", with_activations!("linear_input_gradient.wgsl"));
+pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_input_gradient",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_input_gradient_block.wgsl"),
+        include_str!("linear_input_gradient.wgsl")
+    ),
+);
+pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_backward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_input_gradient_block.wgsl"),
+        include_str!("linear_backward.wgsl")
+    ),
+);
 pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_input_gradient_scalar",
     with_activations!("linear_input_gradient_scalar.wgsl"),
@@ -420,6 +438,7 @@ pub const ALL: &[KernelInfo] = &[
     LINEAR_PARAMETER_GRADIENT_SCALAR.info,
     LINEAR_INPUT_GRADIENT.info,
     LINEAR_INPUT_GRADIENT_SCALAR.info,
+    LINEAR_BACKWARD.info,
     NORM_FORWARD.info,
     NORM_FORWARD_ACROSS_SETS.info,
     NORM_FORWARD_WITHIN_SETS.info,

@@ -90,13 +90,27 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     if dims.write_input_gradient == 1u {
-        // The row's dlogits were stored just above by this invocation.
-        for (var k = 0u; k < dims.fan_in; k = k + 1u) {
-            var s = 0.0;
+        // The row's dlogits were stored just above by this invocation. Four inputs at a time
+        // (inputs past the last repeat it and are not stored), each lane adding c in order.
+        let last_input = dims.fan_in - 1u;
+        for (var k0 = 0u; k0 < dims.fan_in; k0 = k0 + 4u) {
+            let k = vec4<u32>(k0, min(k0 + 1u, last_input), min(k0 + 2u, last_input), min(k0 + 3u, last_input));
+            var s = vec4<f32>(0.0);
             for (var c = 0u; c < dims.classes; c = c + 1u) {
-                s = s + dlogits[base + c] * params[dims.weight_offset + c * dims.fan_in + k];
+                let w = dims.weight_offset + c * dims.fan_in + k;
+                s = s + dlogits[base + c] * vec4<f32>(params[w.x], params[w.y], params[w.z], params[w.w]);
             }
-            du_below[xi + k] = s * activation_derivative_at_output(dims.activation_below, x[xi + k]);
+            let f = dims.activation_below;
+            du_below[xi + k.x] = s.x * activation_derivative_at_output(f, x[xi + k.x]);
+            if k0 + 1u < dims.fan_in {
+                du_below[xi + k.y] = s.y * activation_derivative_at_output(f, x[xi + k.y]);
+            }
+            if k0 + 2u < dims.fan_in {
+                du_below[xi + k.z] = s.z * activation_derivative_at_output(f, x[xi + k.z]);
+            }
+            if k0 + 3u < dims.fan_in {
+                du_below[xi + k.w] = s.w * activation_derivative_at_output(f, x[xi + k.w]);
+            }
         }
     }
 }
