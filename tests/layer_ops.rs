@@ -687,6 +687,88 @@ fn gpu_output_kernel_matches_reference() {
     }
 }
 
+/// The output kernel's input gradient takes f' from x = f(u); for ReLU and tanh that is what the
+/// input-gradient kernels give from u, bit for bit (x made by the GPU's own fused forward, as
+/// the engine makes it), against the scalar kernel (3 classes) and the vec4 kernel (4 classes).
+#[test]
+fn gpu_output_input_gradient_equals_the_input_gradient_kernel() {
+    let Some(mut gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(21);
+    for (rows, fan_in, classes) in [(13, 9, 3), (16, 8, 4)] {
+        for activation in [Activation::Relu, Activation::Tanh] {
+            let shape = format!("{rows}x{fan_in}->{classes} after {activation:?}");
+            let u = random_vec(&mut rng, rows * fan_in, 2.0);
+            let x = gpu.activation_forward(activation, &u);
+            let mut params = random_vec(&mut rng, classes * fan_in, 0.5);
+            params.extend(random_vec(&mut rng, classes, 0.5));
+            let labels: Vec<u32> = (0..rows).map(|i| (i % classes) as u32).collect();
+            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+            let u_buf = gpu.context.storage_buffer("u", &to32(&u));
+            let p_buf = gpu.context.storage_buffer("params", &to32(&params));
+            let l_buf = {
+                use wgpu::util::DeviceExt;
+                gpu.context
+                    .device
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("labels"),
+                        contents: bytemuck::cast_slice(&labels),
+                        usage: wgpu::BufferUsages::STORAGE,
+                    })
+            };
+            let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
+            let loss_buf = gpu.context.zeroed_buffer("row loss", rows);
+            let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
+            let dlogits_buf = gpu.context.zeroed_buffer("dlogits", rows * classes);
+            let fused_buf = gpu.context.zeroed_buffer("du (output kernel)", rows * fan_in);
+            let separate_buf = gpu.context.zeroed_buffer("du (input-gradient kernel)", rows * fan_in);
+            let output = OutputParams {
+                rows: rows as u32,
+                classes: classes as u32,
+                fan_in: fan_in as u32,
+                bias_offset: (classes * fan_in) as u32,
+                gradient_weight: 0.125,
+                write_gradient: 1,
+                write_input_gradient: 1,
+                activation_below: code(Some(activation)),
+                ..OutputParams::default()
+            };
+            let backward = LinearBackwardParams {
+                rows: rows as u32,
+                fan_in: fan_in as u32,
+                fan_out: classes as u32,
+                bias_offset: (classes * fan_in) as u32,
+                activation_below: code(Some(activation)),
+                ..LinearBackwardParams::default()
+            };
+            gpu.run(|e| {
+                gpu.ops
+                    .output_cross_entropy(
+                        e,
+                        output,
+                        &x_buf,
+                        &p_buf,
+                        &l_buf,
+                        &probs_buf,
+                        &loss_buf,
+                        &correct_buf,
+                        &dlogits_buf,
+                        &fused_buf,
+                    )
+                    .unwrap();
+                gpu.ops
+                    .linear_input_gradient(e, backward, &dlogits_buf, &p_buf, &u_buf, &separate_buf)
+                    .unwrap();
+            });
+            let fused = gpu.read(&fused_buf, rows * fan_in);
+            assert_eq!(fused, gpu.read(&separate_buf, rows * fan_in), "{shape}");
+            assert!(
+                fused.iter().filter(|&&v| v != 0.0).count() > rows,
+                "{shape}: a nonzero input gradient"
+            );
+        }
+    }
+}
+
 /// The output kernel writes an input gradient only where the activation's output gives its
 /// derivative (not GELU) and only with the logit gradient: anything else is an error before
 /// anything is recorded.
@@ -713,7 +795,16 @@ fn gpu_output_kernel_refuses_an_input_gradient_it_cannot_compute() {
         write_gradient: 0,
         ..valid
     };
-    for (params, ok) in [(valid, true), (gelu, false), (without_logit_gradient, false)] {
+    let unknown = OutputParams {
+        activation_below: 7,
+        ..valid
+    };
+    for (params, ok) in [
+        (valid, true),
+        (gelu, false),
+        (without_logit_gradient, false),
+        (unknown, false),
+    ] {
         let mut recorder = Recorder::new();
         let b = &buffer;
         let result = gpu
@@ -783,30 +874,33 @@ fn gpu_linear_kernels_read_inputs_at_an_offset() {
 /// The one-dispatch backward (linear_backward.wgsl) gives the separate parameter-gradient and
 /// input-gradient kernels' numbers bit for bit, in one dispatch, for vec4 shapes (fan_in 12:
 /// a last block of one vec4; rows not a multiple of 8; data at an offset, as a later micro-batch
-/// reads it); other shapes take the two kernels.
+/// reads it; weights after other parameters, as every layer but the first has them); other
+/// shapes take the two kernels.
 #[test]
 fn gpu_one_dispatch_backward_equals_the_two_kernels() {
     let Some(gpu) = Gpu::new() else { return };
     let mut rng = SeededRng::new(12);
-    // (rows, fan_in, fan_out, rows before, dispatches)
-    for (rows, fan_in, fan_out, before, dispatches) in [
-        (64, 64, 64, 0, 1),
-        (13, 12, 8, 2, 1),
-        (9, 8, 4, 1, 1),
-        (7, 6, 8, 0, 2),
-        (5, 8, 3, 0, 2),
+    // (rows, fan_in, fan_out, rows before, parameters before, dispatches)
+    for (rows, fan_in, fan_out, before, parameters_before, dispatches) in [
+        (64, 64, 64, 0, 0, 1),
+        (13, 12, 8, 2, 4, 1),
+        (9, 8, 4, 1, 8, 1),
+        (7, 6, 8, 0, 0, 2),
+        (5, 8, 3, 0, 4, 2),
     ] {
-        let shape = format!("{rows}x{fan_in}->{fan_out} after {before} rows");
+        let shape = format!("{rows}x{fan_in}->{fan_out} after {before} rows, {parameters_before} parameters");
         let x = random_vec(&mut rng, (before + rows) * fan_in, 1.0);
-        let w = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.5);
+        let parameter_count = parameters_before + fan_out * fan_in + fan_out;
+        let w = random_vec(&mut rng, parameter_count, 0.5);
         let dy = random_vec(&mut rng, rows * fan_out, 1.0);
-        let grads = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.1);
+        let grads = random_vec(&mut rng, parameter_count, 0.1);
         let u = random_vec(&mut rng, rows * fan_in, 1.0);
         let params = LinearBackwardParams {
             rows: rows as u32,
             fan_in: fan_in as u32,
             fan_out: fan_out as u32,
-            bias_offset: (fan_in * fan_out) as u32,
+            weight_offset: parameters_before as u32,
+            bias_offset: (parameters_before + fan_in * fan_out) as u32,
             x_offset: (before * fan_in) as u32,
             activation_below: ActivationCode::Tanh as u32,
             ..LinearBackwardParams::default()
@@ -845,9 +939,15 @@ fn gpu_one_dispatch_backward_equals_the_two_kernels() {
         assert_eq!(one_dispatches, dispatches, "{shape}: dispatches");
         assert_eq!(one_grads, two_grads, "{shape}: parameter gradients");
         assert_eq!(one_du, two_du, "{shape}: input gradient");
+        assert_ne!(one_grads, to64(&to32(&grads)), "{shape}: the gradients were added to");
+        assert_eq!(
+            one_grads[..parameters_before],
+            to64(&to32(&grads[..parameters_before])),
+            "{shape}: only the layer's own gradients"
+        );
         assert!(
-            one_grads != grads && one_du.iter().any(|&v| v != 0.0),
-            "{shape}: both were written"
+            one_du.iter().any(|&v| v != 0.0),
+            "{shape}: the input gradient was written"
         );
     }
 }
@@ -871,6 +971,25 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         .unwrap_err();
     assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
     assert!(error.to_string().contains("input holds 4 values"), "{error}");
+    // The one-dispatch backward checks both halves first, also where it falls back to two
+    // kernels (fan_in 3): a too-small input gradient records not even the parameter gradients.
+    let large = gpu.context.zeroed_buffer("large", 64);
+    for fan_in in [4, 3] {
+        let params = LinearBackwardParams {
+            rows: 4,
+            fan_in,
+            fan_out: 4,
+            bias_offset: 4 * fan_in,
+            ..LinearBackwardParams::default()
+        };
+        let mut recorder = Recorder::new();
+        let error = gpu
+            .ops
+            .linear_backward(&mut recorder, params, &large, &large, &large, &large, &large, &small)
+            .unwrap_err();
+        assert_eq!(recorder.dispatch_count(), 0, "fan_in {fan_in}: nothing was recorded");
+        assert!(error.to_string().contains("input gradient holds 4 values"), "{error}");
+    }
 }
 
 #[test]

@@ -567,10 +567,7 @@ impl GpuOps {
         du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
-        if !aligned(&[p.fan_in, p.x_offset, p.fan_out, p.weight_offset]) {
-            self.linear_parameter_gradient(recorder, p, x, dy, grads)?;
-            return self.linear_input_gradient(recorder, p, dy, parameters, u_below, du_below);
-        }
+        // Both halves' sizes are checked before anything is recorded, on either path.
         let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
         check_nonempty(p.fan_in, p.fan_out)?;
         check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
@@ -588,6 +585,10 @@ impl GpuOps {
         )?;
         check(u_below, rows * fan_in, "activation input below")?;
         check(du_below, rows * fan_in, "input gradient")?;
+        if !aligned(&[p.fan_in, p.x_offset, p.fan_out, p.weight_offset]) {
+            self.linear_parameter_gradient(recorder, p, x, dy, grads)?;
+            return self.linear_input_gradient(recorder, p, dy, parameters, u_below, du_below);
+        }
         check_whole_vec4s(&[x, dy, parameters, u_below, du_below])?;
         // The jobs of the two kernels, as linear_backward.wgsl splits its invocations.
         let input_blocks = p.fan_in.div_ceil(8);

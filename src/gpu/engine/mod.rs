@@ -470,7 +470,22 @@ impl GpuEngine {
         slot: u32,
         accumulate: bool,
     ) -> Result<(), GpuError> {
-        self.reduce_from(recorder, a, b, 0..len, mode, slot, accumulate)
+        self.reduce_from(recorder, a, b, 0..len, mode, slot, accumulate, None)
+    }
+
+    /// Reduces the gradient (with `b`, as `mode` says) into the slots from `slot`; the serial
+    /// half also adds `carried_losses`, rows of `step_row_loss`, to the step's loss in order:
+    /// the sum [`Self::sum_losses`] would record a dispatch of its own for.
+    fn reduce_gradient(
+        &self,
+        recorder: &mut Recorder,
+        b: &wgpu::Buffer,
+        mode: ReduceMode,
+        slot: u32,
+        carried_losses: Option<std::ops::Range<usize>>,
+    ) -> Result<(), GpuError> {
+        let all = 0..self.layout.parameter_count;
+        self.reduce_from(recorder, &self.grads, b, all, mode, slot, false, carried_losses)
     }
 
     /// [`Self::reduce`] over the elements `range` of `a` (only the in-order sum takes an offset).
@@ -487,6 +502,7 @@ impl GpuEngine {
         mode: ReduceMode,
         slot: u32,
         accumulate: bool,
+        carried_losses: Option<std::ops::Range<usize>>,
     ) -> Result<(), GpuError> {
         if range.start > 0 && !mode.is_serial() {
             return Err(GpuError::Shape(format!("{mode:?} reduces from the first element")));
@@ -499,8 +515,24 @@ impl GpuEngine {
         if slot + mode.slots() > slot::COUNT as u32 {
             return Err(GpuError::Shape(format!("scalar slots {slot}.. do not fit")));
         }
+        let carried = carried_losses.filter(|rows| !rows.is_empty());
+        let serial_input = match &carried {
+            None => a,
+            Some(_) if mode.is_serial() => {
+                return Err(GpuError::Shape("an in-order sum carries no other sum".into()));
+            }
+            Some(rows) if (rows.end as u64) * 4 > self.step_row_loss.size() => {
+                return Err(GpuError::Shape(format!("loss rows {rows:?} do not fit")));
+            }
+            // The tree's serial half does not read `a`: it reads the row losses instead.
+            Some(_) => &self.step_row_loss,
+        };
+        let carried = carried.unwrap_or(0..0);
         let params = ReduceParams {
             offset: range.start as u32,
+            loss_rows: carried.len() as u32,
+            loss_offset: carried.start as u32,
+            loss_slot: slot::LOSS_SUM,
             ..ReduceParams::new(range.len(), mode, slot, accumulate)
         };
         if !mode.is_serial() {
@@ -516,7 +548,7 @@ impl GpuEngine {
             recorder,
             &kernels::REDUCE_SERIAL,
             &params,
-            &[a, &self.reduce_partials, &self.scalars],
+            &[serial_input, &self.reduce_partials, &self.scalars],
         )
     }
 
@@ -532,6 +564,7 @@ impl GpuEngine {
             ReduceMode::InOrderSum,
             slot::LOSS_SUM,
             true,
+            None,
         )
     }
 
@@ -645,6 +678,9 @@ impl GpuEngine {
         let timed = plan.training_span();
         // Rows of `step_row_loss` whose losses are not yet added to the step's loss.
         let mut unsummed_losses: Option<std::ops::Range<usize>> = None;
+        // A closed run of those rows, summed by the next gradient reduction's serial half (one
+        // dispatch fewer), or on its own before the next micro-batch's forward or at the end.
+        let mut deferred_losses: Option<std::ops::Range<usize>> = None;
         for (i, op) in plan.ops.iter().enumerate() {
             if timed.as_ref().is_some_and(|span| *span.start() == i) {
                 recorder.mark(TimingMark::Start);
@@ -677,6 +713,7 @@ impl GpuEngine {
                     micro_batch,
                     item_weight,
                 } => {
+                    self.sum_losses(&mut recorder, deferred_losses.take())?;
                     let rows = batch
                         .micro_batch(micro_batch)
                         .map_err(|e| GpuError::Shape(e.to_string()))?;
@@ -712,22 +749,14 @@ impl GpuEngine {
                         .and_then(|next| batch.micro_batch(next).ok())
                         .is_some_and(|next| next.start == rows.end);
                     if !next_continues {
-                        self.sum_losses(&mut recorder, unsummed_losses.take())?;
+                        deferred_losses = unsummed_losses.take();
                     }
                     record.items += rows.len();
                 }
                 Op::ClipGradNorm { max_norm } => {
                     clips += 1;
-                    let squares = ReduceMode::SumOfSquares;
-                    self.reduce(
-                        &mut recorder,
-                        &self.grads,
-                        &self.grads,
-                        p,
-                        squares,
-                        slot::CLIP_SQ,
-                        false,
-                    )?;
+                    let (squares, losses) = (ReduceMode::SumOfSquares, deferred_losses.take());
+                    self.reduce_gradient(&mut recorder, &self.grads, squares, slot::CLIP_SQ, losses)?;
                     let params = ClipParams {
                         len: p as u32,
                         slot: slot::CLIP_SQ,
@@ -749,7 +778,8 @@ impl GpuEngine {
                     } else {
                         (&self.grads, ReduceMode::SumOfSquares)
                     };
-                    self.reduce(&mut recorder, &self.grads, reference, p, mode, slot::GRAD_SQ, false)?;
+                    let losses = deferred_losses.take();
+                    self.reduce_gradient(&mut recorder, reference, mode, slot::GRAD_SQ, losses)?;
                 }
                 Op::OptimizerStep { learning_rate } => self.optimizer_step(&mut recorder, learning_rate)?,
                 Op::Evaluate => {
@@ -795,6 +825,7 @@ impl GpuEngine {
                 recorder.mark(TimingMark::End);
             }
         }
+        self.sum_losses(&mut recorder, deferred_losses.take())?;
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
         recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
         self.last_step_dispatches = recorder.dispatch_count();

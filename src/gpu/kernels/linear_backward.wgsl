@@ -3,8 +3,8 @@
 // linear_parameter_gradient.wgsl), the rest write the gradient at the input of the activation
 // below (as linear_input_gradient.wgsl). Both only read dy and write different buffers, so
 // neither waits for the other; each sum keeps its kernel's order. The vec4 shapes of both
-// kernels (fan_in, fan_out, x_offset and weight_offset multiples of 4); others take the two
-// scalar kernels.
+// kernels (fan_in, fan_out, x_offset and weight_offset multiples of 4); other shapes take the
+// two separate kernels, each vec4 or scalar by its own shape.
 
 struct LinearBackwardParams {
     rows: u32,

@@ -173,7 +173,8 @@ kernel_params! {
 kernel_params! {
     /// The backward of one linear layer: its parameter gradients (linear_parameter_gradient*.wgsl)
     /// and the gradient at the input of the layer below with its activation's derivative
-    /// applied (linear_input_gradient*.wgsl). Each kernel reads the fields it needs.
+    /// applied (linear_input_gradient*.wgsl), or both in one dispatch (linear_backward.wgsl).
+    /// Each kernel reads the fields it needs.
     pub struct LinearBackwardParams {
         pub rows: u32,
         pub fan_in: u32,
@@ -277,9 +278,11 @@ kernel_params! {
         pub accumulate: u32,
         /// The first element an in-order sum reads.
         pub offset: u32,
-        pub pad0: u32,
-        pub pad1: u32,
-        pub pad2: u32,
+        /// Rows of a step's loss that a tree reduction's serial half also adds, in order, from
+        /// `loss_offset` of the buffer it then reads, into `loss_slot` (0: none).
+        pub loss_rows: u32,
+        pub loss_offset: u32,
+        pub loss_slot: u32,
     }
 }
 

@@ -13,9 +13,9 @@ struct ReduceParams {
     slot: u32,
     accumulate: u32,
     offset: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    loss_rows: u32,
+    loss_offset: u32,
+    loss_slot: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: ReduceParams;

@@ -8,6 +8,9 @@
 //    the full batch's loss to the last bit).
 // With accumulate = 1 the results are added to the slots instead of replacing them (a loss
 // summed over micro-batches).
+// Modes 1, 2, 3 with loss_rows > 0 then also add a[loss_offset], ... in order to out[loss_slot],
+// as mode 4 with accumulate = 1 would: a step's loss sum carried by the gradient's reduction
+// (one dispatch fewer); `a` is then the row losses, which the tree does not read.
 
 struct ReduceParams {
     len: u32,
@@ -15,9 +18,9 @@ struct ReduceParams {
     slot: u32,
     accumulate: u32,
     offset: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    loss_rows: u32,
+    loss_offset: u32,
+    loss_slot: u32,
 }
 
 @group(0) @binding(0) var<uniform> dims: ReduceParams;
@@ -59,5 +62,12 @@ fn main() {
         finish(3u, total.w);
     } else if dims.mode == 3u {
         finish(1u, total.y);
+    }
+    if dims.loss_rows > 0u {
+        var loss = out[dims.loss_slot];
+        for (var i = 0u; i < dims.loss_rows; i = i + 1u) {
+            loss = loss + a[dims.loss_offset + i];
+        }
+        out[dims.loss_slot] = loss;
     }
 }

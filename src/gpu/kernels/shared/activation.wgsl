@@ -46,11 +46,12 @@ fn activation_derivative(kind: u32, v: f32) -> f32 {
 // f'(u) from a = f(u), for the activations whose output determines it (identity, ReLU, tanh;
 // ActivationCode::derivative_from_output): the value activation_derivative gives at u, since
 // a is the tanh that it recomputes, and a > 0 exactly where u > 0.
+// GELU's output does not give its derivative: GpuOps refuses it before any dispatch.
 fn activation_derivative_at_output(kind: u32, a: f32) -> f32 {
     switch kind {
         case ACTIVATION_RELU: { return select(0.0, 1.0, a > 0.0); }
         case ACTIVATION_TANH: { return 1.0 - a * a; }
-        default: { return 1.0; }
+        case ACTIVATION_IDENTITY, default: { return 1.0; }
     }
 }
 
