@@ -224,6 +224,18 @@ impl Gpu {
     }
 }
 
+/// Class labels as the output kernel reads them (u32).
+fn labels_buffer(gpu: &Gpu, labels: &[u32]) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    gpu.context
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("labels"),
+            contents: bytemuck::cast_slice(labels),
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+}
+
 fn code(activation: Option<Activation>) -> u32 {
     activation.map_or(ActivationCode::Identity, ActivationCode::from) as u32
 }
@@ -609,16 +621,7 @@ fn gpu_output_kernel_matches_reference() {
         params.extend_from_slice(&b);
         let x_buf = gpu.context.storage_buffer("x", &to32(&x));
         let p_buf = gpu.context.storage_buffer("params", &to32(&params));
-        let l_buf = {
-            use wgpu::util::DeviceExt;
-            gpu.context
-                .device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("labels"),
-                    contents: bytemuck::cast_slice(&labels),
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
-        };
+        let l_buf = labels_buffer(&gpu, &labels);
         let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
         let loss_buf = gpu.context.zeroed_buffer("row loss", loss_offset + rows);
         let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
@@ -705,16 +708,7 @@ fn gpu_output_input_gradient_equals_the_input_gradient_kernel() {
             let x_buf = gpu.context.storage_buffer("x", &to32(&x));
             let u_buf = gpu.context.storage_buffer("u", &to32(&u));
             let p_buf = gpu.context.storage_buffer("params", &to32(&params));
-            let l_buf = {
-                use wgpu::util::DeviceExt;
-                gpu.context
-                    .device
-                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("labels"),
-                        contents: bytemuck::cast_slice(&labels),
-                        usage: wgpu::BufferUsages::STORAGE,
-                    })
-            };
+            let l_buf = labels_buffer(&gpu, &labels);
             let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
             let loss_buf = gpu.context.zeroed_buffer("row loss", rows);
             let correct_buf = gpu.context.zeroed_buffer("row correct", rows);

@@ -529,20 +529,11 @@ impl GpuOps {
         grads: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
-        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-        check_nonempty(p.fan_in, p.fan_out)?;
-        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
-        check(dy, rows * fan_out, "upstream gradient")?;
-        check(
-            grads,
-            u64::from(p.weight_offset) + fan_in * fan_out,
-            "gradients (weight)",
-        )?;
-        check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")?;
+        check_parameter_gradient(&p, x, dy, grads)?;
         let buffers = [x, dy, grads];
         if aligned(&[p.fan_in, p.x_offset, p.fan_out]) {
             check_whole_vec4s(&[x, dy])?;
-            let blocks = (p.fan_out / 4) * p.fan_in.div_ceil(8);
+            let blocks = parameter_gradient_blocks(&p);
             self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
         } else {
             let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
@@ -568,31 +559,15 @@ impl GpuOps {
     ) -> Result<(), GpuError> {
         let p = params;
         // Both halves' sizes are checked before anything is recorded, on either path.
-        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-        check_nonempty(p.fan_in, p.fan_out)?;
-        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
-        check(dy, rows * fan_out, "upstream gradient")?;
-        check(
-            grads,
-            u64::from(p.weight_offset) + fan_in * fan_out,
-            "gradients (weight)",
-        )?;
-        check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")?;
-        check(
-            parameters,
-            u64::from(p.weight_offset) + fan_in * fan_out,
-            "parameters (weight)",
-        )?;
-        check(u_below, rows * fan_in, "activation input below")?;
-        check(du_below, rows * fan_in, "input gradient")?;
+        check_parameter_gradient(&p, x, dy, grads)?;
+        check_input_gradient(&p, dy, parameters, u_below, du_below)?;
         if !aligned(&[p.fan_in, p.x_offset, p.fan_out, p.weight_offset]) {
             self.linear_parameter_gradient(recorder, p, x, dy, grads)?;
             return self.linear_input_gradient(recorder, p, dy, parameters, u_below, du_below);
         }
         check_whole_vec4s(&[x, dy, parameters, u_below, du_below])?;
-        // The jobs of the two kernels, as linear_backward.wgsl splits its invocations.
-        let input_blocks = p.fan_in.div_ceil(8);
-        let jobs = (p.fan_out / 4) * input_blocks + p.rows.div_ceil(8) * input_blocks;
+        // The jobs of the two vec4 kernels, as linear_backward.wgsl splits its invocations.
+        let jobs = parameter_gradient_blocks(&p) + input_gradient_blocks(&p);
         let buffers = [x, dy, grads, parameters, u_below, du_below];
         self.run(recorder, &kernels::LINEAR_BACKWARD, &p, &buffers, jobs)
     }
@@ -609,20 +584,11 @@ impl GpuOps {
         du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
-        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-        check_nonempty(p.fan_in, p.fan_out)?;
-        check(dy, rows * fan_out, "upstream gradient")?;
-        check(
-            parameters,
-            u64::from(p.weight_offset) + fan_in * fan_out,
-            "parameters (weight)",
-        )?;
-        check(u_below, rows * fan_in, "activation input below")?;
-        check(du_below, rows * fan_in, "input gradient")?;
+        check_input_gradient(&p, dy, parameters, u_below, du_below)?;
         let buffers = [dy, parameters, u_below, du_below];
         if aligned(&[p.fan_in, p.fan_out, p.weight_offset]) {
             check_whole_vec4s(&buffers)?;
-            let blocks = p.rows.div_ceil(8) * p.fan_in.div_ceil(8);
+            let blocks = input_gradient_blocks(&p);
             self.run(recorder, &kernels::LINEAR_INPUT_GRADIENT, &p, &buffers, blocks)
         } else {
             let invocations = p.rows.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
@@ -800,6 +766,55 @@ impl GpuOps {
 /// Whether every row start and length a vec4 kernel reads is a multiple of 4 values.
 fn aligned(values: &[u32]) -> bool {
     values.iter().all(|v| v % 4 == 0)
+}
+
+/// The buffer sizes the parameter gradients of a linear layer read and write.
+fn check_parameter_gradient(
+    p: &LinearBackwardParams,
+    x: &wgpu::Buffer,
+    dy: &wgpu::Buffer,
+    grads: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
+    check(dy, rows * fan_out, "upstream gradient")?;
+    check(
+        grads,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "gradients (weight)",
+    )?;
+    check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")
+}
+
+/// The buffer sizes the input gradient of a linear layer reads and writes.
+fn check_input_gradient(
+    p: &LinearBackwardParams,
+    dy: &wgpu::Buffer,
+    parameters: &wgpu::Buffer,
+    u_below: &wgpu::Buffer,
+    du_below: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(dy, rows * fan_out, "upstream gradient")?;
+    check(
+        parameters,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "parameters (weight)",
+    )?;
+    check(u_below, rows * fan_in, "activation input below")?;
+    check(du_below, rows * fan_in, "input gradient")
+}
+
+/// Jobs of the vec4 parameter-gradient block (4 outputs x 8 inputs each).
+fn parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    (p.fan_out / 4) * p.fan_in.div_ceil(8)
+}
+
+/// Jobs of the vec4 input-gradient block (8 rows x 8 inputs each).
+fn input_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    p.rows.div_ceil(8) * p.fan_in.div_ceil(8)
 }
 
 /// The kernels index the last input and output (`fan_in - 1`); zero rows do nothing.
