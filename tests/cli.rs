@@ -7,8 +7,9 @@
     reason = "a test fails loudly at the first unexpected error"
 )]
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use tempfile::TempDir;
 
 fn gradlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gradlab"))
@@ -25,11 +26,12 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gradlab-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's files, removed when the test ends (pass or fail).
+fn scratch_dir(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("gradlab-cli-test-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn assert_clean_failure(output: &Output, expected: &str) {
@@ -112,7 +114,7 @@ fn a_config_file_round_trips_through_the_config_command() {
     let dir = scratch_dir("roundtrip");
     let printed = gradlab(&["config", "variable_length"]);
     assert!(printed.status.success());
-    let path = dir.join("lab.toml");
+    let path = dir.path().join("lab.toml");
     std::fs::write(&path, stdout(&printed)).unwrap();
     let output = gradlab(&[
         "run",
@@ -151,13 +153,13 @@ fn bad_configs_name_the_field_and_fail() {
         ("broken.json", "{\"runs\": [", "lab config"),
     ];
     for (name, text, expected) in cases {
-        let path = dir.join(name);
+        let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         let output = gradlab(&["run", "--config", path.to_str().unwrap(), "--steps", "1"]);
         assert_clean_failure(&output, expected);
     }
     assert_clean_failure(
-        &gradlab(&["run", "--config", dir.join("missing.toml").to_str().unwrap()]),
+        &gradlab(&["run", "--config", dir.path().join("missing.toml").to_str().unwrap()]),
         "cannot read config file",
     );
 }
@@ -181,7 +183,7 @@ fn plot_writes_png_and_svg_files() {
         "--steps",
         "5",
         "--out-dir",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     for name in [
@@ -192,9 +194,9 @@ fn plot_writes_png_and_svg_files() {
         "grad_cosine",
         "learning_rate",
     ] {
-        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        let png = std::fs::read(dir.path().join(format!("{name}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is a PNG");
-        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("full batch"),
             "{name}.svg has the legend"
@@ -205,7 +207,7 @@ fn plot_writes_png_and_svg_files() {
 #[test]
 fn export_writes_everything_needed_to_recheck() {
     let dir = scratch_dir("export");
-    let path = dir.join("export.json");
+    let path = dir.path().join("export.json");
     let output = gradlab(&[
         "export",
         "--scenario",
@@ -266,7 +268,7 @@ fn export_streams_to_standard_output_as_one_document() {
 /// Writes `text` as a config file and runs `gradlab run` on it.
 fn run_config(name: &str, text: &str, extra: &[&str]) -> Output {
     let dir = scratch_dir(name);
-    let path = dir.join(name);
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     let mut args = vec!["run", "--config", path.to_str().unwrap(), "--steps", "1"];
     args.extend_from_slice(extra);
@@ -296,7 +298,7 @@ fn a_config_too_large_for_memory_is_refused_before_training() {
     assert!(stderr(&output).contains("--memory-budget-mib"), "{}", stderr(&output));
     // The same estimate is what `gradlab memory` reports, without refusing to report it.
     let dir = scratch_dir("huge-memory");
-    let path = dir.join("huge.toml");
+    let path = dir.path().join("huge.toml");
     std::fs::write(&path, &text).unwrap();
     let memory = gradlab(&["memory", "--config", path.to_str().unwrap()]);
     assert!(memory.status.success(), "{}", stderr(&memory));
@@ -369,7 +371,7 @@ regime = { micro_batches = 64, loss = "unscaled" }
 #[test]
 fn a_run_that_diverges_is_reported_in_every_format_and_the_other_goes_on() {
     let dir = scratch_dir("diverged");
-    let config = dir.join("exploding.toml");
+    let config = dir.path().join("exploding.toml");
     std::fs::write(&config, EXPLODING).unwrap();
     let run = |format: &str| {
         gradlab(&[
@@ -422,9 +424,9 @@ fn an_export_marks_a_divergence_and_stops_when_every_run_has_diverged() {
     );
     assert_ne!(only_exploding, EXPLODING);
     let dir = scratch_dir("export-diverged");
-    let config = dir.join("exploding.toml");
+    let config = dir.path().join("exploding.toml");
     std::fs::write(&config, &only_exploding).unwrap();
-    let out = dir.join("export.json");
+    let out = dir.path().join("export.json");
     let output = gradlab(&[
         "export",
         "--config",
