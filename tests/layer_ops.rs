@@ -763,6 +763,84 @@ fn gpu_output_input_gradient_equals_the_input_gradient_kernel() {
     }
 }
 
+/// The output kernel's vec4 form (fan_in and weight offset multiples of 4, at most four
+/// classes) gives what the scalar form gives, bit for bit: probabilities, row losses, arg-max,
+/// logit gradients and the input gradient. The scalar form runs on the same parameters one
+/// place further into the buffer (weight offset 1), which is not a vec4 shape.
+#[test]
+fn gpu_output_vec4_kernel_equals_the_scalar_kernel() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(34);
+    let cases = [
+        (64, 64, 3, Some(Activation::Relu)),
+        (13, 8, 2, Some(Activation::Tanh)),
+        (16, 8, 4, None),
+        (5, 4, 1, Some(Activation::Relu)),
+    ];
+    for (rows, fan_in, classes, activation) in cases {
+        let shape = format!("{rows}x{fan_in}->{classes} after {activation:?}");
+        let u = random_vec(&mut rng, rows * fan_in, 2.0);
+        let x = match activation {
+            Some(kind) => {
+                let mut a = vec![0.0; u.len()];
+                forward::activation(kind, &u, &mut a);
+                a
+            }
+            None => u.clone(),
+        };
+        let mut weights = random_vec(&mut rng, classes * fan_in, 0.5);
+        weights.extend(random_vec(&mut rng, classes, 0.5));
+        let labels: Vec<u32> = (0..rows).map(|i| ((i * 5 + 2) % classes) as u32).collect();
+        let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+        let l_buf = labels_buffer(&gpu, &labels);
+        let mut outputs = Vec::new();
+        for weight_offset in [0, 1] {
+            let mut params = vec![0.5; weight_offset];
+            params.extend_from_slice(&weights);
+            let p_buf = gpu.context.storage_buffer("params", &to32(&params));
+            let buffers = [
+                ("probabilities", rows * classes),
+                ("row losses", rows),
+                ("row correct", rows),
+                ("logit gradient", rows * classes),
+                ("input gradient", rows * fan_in),
+            ]
+            .map(|(what, len)| (what, len, gpu.context.zeroed_buffer(what, len)));
+            let params = OutputParams {
+                rows: rows as u32,
+                classes: classes as u32,
+                fan_in: fan_in as u32,
+                weight_offset: weight_offset as u32,
+                bias_offset: (weight_offset + classes * fan_in) as u32,
+                gradient_weight: 0.125,
+                write_gradient: 1,
+                write_input_gradient: 1,
+                activation_below: code(activation),
+                ..OutputParams::default()
+            };
+            let [probs, losses, correct, dlogits, du] = &buffers;
+            gpu.run(|e| {
+                gpu.ops
+                    .output_cross_entropy(
+                        e, params, &x_buf, &p_buf, &l_buf, &probs.2, &losses.2, &correct.2, &dlogits.2, &du.2,
+                    )
+                    .unwrap();
+            });
+            outputs.push(buffers.map(|(what, len, buffer)| (what, gpu.read(&buffer, len))));
+        }
+        for ((what, vec4), (_, scalar)) in outputs[0].iter().zip(&outputs[1]) {
+            let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(vec4), bits(scalar), "{shape}: {what}");
+            // One class: its probability is 1, its loss and gradients 0.
+            let trivial = classes == 1 && *what != "probabilities" && *what != "row correct";
+            assert!(
+                trivial || vec4.iter().any(|&v| v != 0.0),
+                "{shape}: {what} is not all zero"
+            );
+        }
+    }
+}
+
 /// The output kernel writes an input gradient only where the activation's output gives its
 /// derivative (not GELU) and only with the logit gradient: anything else is an error before
 /// anything is recorded.

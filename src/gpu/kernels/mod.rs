@@ -240,7 +240,7 @@ kernel_params! {
 kernel_params! {
     /// The output layer, softmax, cross-entropy and, when training, the gradient of the logits
     /// and (`write_input_gradient`) the gradient at the input of the activation below
-    /// (output_cross_entropy.wgsl).
+    /// (output_cross_entropy.wgsl, and output_cross_entropy_vec4.wgsl where the shape allows).
     pub struct OutputParams {
         pub rows: u32,
         pub classes: u32,
@@ -428,6 +428,10 @@ pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
     Kernel::new("batch_norm_eval", with_activations!("batch_norm_eval.wgsl"));
 pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
     Kernel::new("output_cross_entropy", with_activations!("output_cross_entropy.wgsl"));
+pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams> = Kernel::new(
+    "output_cross_entropy_vec4",
+    with_activations!("output_cross_entropy_vec4.wgsl"),
+);
 pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new("reduce_partials", include_str!("reduce_partials.wgsl"));
 pub const REDUCE_SERIAL: Kernel<ReduceParams> = Kernel::new("reduce_serial", include_str!("reduce_serial.wgsl"));
 pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));
@@ -452,6 +456,7 @@ pub const ALL: &[KernelInfo] = &[
     NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
     BATCH_NORM_EVAL.info,
     OUTPUT_CROSS_ENTROPY.info,
+    OUTPUT_CROSS_ENTROPY_VEC4.info,
     REDUCE_PARTIALS.info,
     REDUCE_SERIAL.info,
     CLIP.info,
