@@ -887,14 +887,101 @@ fn gpu_output_kernel_refuses_an_input_gradient_it_cannot_compute() {
     }
 }
 
+/// A layer whose outputs are whole vec4s and whose inputs are not (the first layer of 2-D data)
+/// takes the kernels that store and load its outputs four at a time; they give what the scalar
+/// kernels give, bit for bit: the forward's z and f(z) and the accumulated parameter gradients.
+/// The scalar kernels run on the same layer with one output more (fan_out not a multiple of 4),
+/// whose first outputs are the same sums.
+#[test]
+fn gpu_vec4_output_kernels_equal_the_scalar_kernels() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(27);
+    for (rows, fan_in, fan_out, activation) in [
+        (64, 2, 64, ActivationCode::Relu),
+        (13, 3, 8, ActivationCode::Tanh),
+        (7, 5, 4, ActivationCode::Identity),
+    ] {
+        let shape = format!("{rows}x{fan_in}->{fan_out} {activation:?}");
+        let x = random_vec(&mut rng, rows * fan_in, 1.0);
+        // One output more for the scalar kernels: W and b gain a row, dy a column.
+        let wide = fan_out + 1;
+        let w = random_vec(&mut rng, wide * fan_in, 0.5);
+        let b = random_vec(&mut rng, wide, 0.5);
+        let dy_wide = random_vec(&mut rng, rows * wide, 1.0);
+        let grads_wide = random_vec(&mut rng, wide * fan_in + wide, 0.1);
+        let run = |outputs: usize| {
+            let params: Vec<f64> = w[..outputs * fan_in].iter().chain(&b[..outputs]).copied().collect();
+            let dy: Vec<f64> = dy_wide.chunks(wide).flat_map(|row| row[..outputs].to_vec()).collect();
+            let grads: Vec<f64> = grads_wide[..outputs * fan_in]
+                .iter()
+                .chain(&grads_wide[wide * fan_in..wide * fan_in + outputs])
+                .copied()
+                .collect();
+            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+            let p_buf = gpu.context.storage_buffer("params", &to32(&params));
+            let dy_buf = gpu.context.storage_buffer("dy", &to32(&dy));
+            let g_buf = gpu.context.storage_buffer("grads", &to32(&grads));
+            let z_buf = gpu.context.zeroed_buffer("z", rows * outputs);
+            let a_buf = gpu.context.zeroed_buffer("a", rows * outputs);
+            let forward = LinearForwardParams {
+                rows: rows as u32,
+                fan_in: fan_in as u32,
+                fan_out: outputs as u32,
+                bias_offset: (fan_in * outputs) as u32,
+                activation: activation as u32,
+                ..LinearForwardParams::default()
+            };
+            let backward = LinearBackwardParams {
+                rows: rows as u32,
+                fan_in: fan_in as u32,
+                fan_out: outputs as u32,
+                bias_offset: (fan_in * outputs) as u32,
+                ..LinearBackwardParams::default()
+            };
+            let mut recorder = Recorder::new();
+            gpu.ops
+                .linear_forward(&mut recorder, forward, &x_buf, &p_buf, &z_buf, &a_buf)
+                .unwrap();
+            gpu.ops
+                .linear_parameter_gradient(&mut recorder, backward, &x_buf, &dy_buf, &g_buf)
+                .unwrap();
+            Submitter::new().submit(&gpu.context, &gpu.ops, recorder);
+            let z = gpu.read(&z_buf, rows * outputs);
+            let a = gpu.read(&a_buf, rows * outputs);
+            let g = gpu.read(&g_buf, grads.len());
+            let (dw, db) = g.split_at(outputs * fan_in);
+            // The first fan_out outputs of every row, and of W's rows and b.
+            let first = |v: &[f64]| -> Vec<u32> {
+                v.chunks(outputs)
+                    .flat_map(|row| row[..fan_out].iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>())
+                    .collect()
+            };
+            let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
+            (
+                first(&z),
+                first(&a),
+                bits(&dw[..fan_out * fan_in]),
+                bits(&db[..fan_out]),
+            )
+        };
+        let (vec4, scalar) = (run(fan_out), run(wide));
+        assert_eq!(vec4.0, scalar.0, "{shape}: z");
+        assert_eq!(vec4.1, scalar.1, "{shape}: f(z)");
+        assert_eq!(vec4.2, scalar.2, "{shape}: dW");
+        assert_eq!(vec4.3, scalar.3, "{shape}: db");
+        assert!(vec4.0.iter().any(|&v| v != 0), "{shape}: the forward wrote its outputs");
+    }
+}
+
 /// A micro-batch after the first reads the data from an offset (`x_offset`): the vec4 and
 /// scalar kernels give the same numbers as for the same rows at offset 0, bit for bit.
 #[test]
 fn gpu_linear_kernels_read_inputs_at_an_offset() {
     let Some(gpu) = Gpu::new() else { return };
     let mut rng = SeededRng::new(9);
-    // (rows, fan_in, fan_out, rows before): 8 x 4 = 32 values before (vec4 kernels), 3 x 6 = 18.
-    for (rows, fan_in, fan_out, before) in [(12, 8, 8, 4), (9, 6, 5, 3)] {
+    // (rows, fan_in, fan_out, rows before): 8 x 4 = 32 values before (vec4 kernels), 3 x 6 = 18
+    // (scalar kernels), 5 x 3 = 15 (the kernels for vec4 outputs of inputs of any count).
+    for (rows, fan_in, fan_out, before) in [(12, 8, 8, 4), (9, 6, 5, 3), (11, 3, 8, 5)] {
         let x = random_vec(&mut rng, (before + rows) * fan_in, 1.0);
         let mut params = random_vec(&mut rng, fan_out * fan_in + fan_out, 0.5);
         params.extend(random_vec(&mut rng, 4 - params.len() % 4, 0.0));

@@ -461,6 +461,11 @@ impl GpuOps {
             check_whole_vec4s(&[x, parameters])?;
             let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
             self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
+        } else if aligned(&[p.fan_out]) {
+            // Inputs of any count (the first layer of 2-D data), outputs stored as vec4s.
+            check_whole_vec4s(&[z, a])?;
+            let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
+            self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, &buffers, blocks)
         } else {
             let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
             self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
@@ -545,6 +550,17 @@ impl GpuOps {
             check_whole_vec4s(&[x, dy])?;
             let blocks = parameter_gradient_blocks(&p);
             self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
+        } else if aligned(&[p.fan_out]) {
+            // Inputs of any count (the first layer of 2-D data), dy loaded as vec4s.
+            check_whole_vec4s(&[dy])?;
+            let blocks = (p.fan_out / 4) * p.fan_in.div_ceil(2);
+            self.run(
+                recorder,
+                &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT,
+                &p,
+                &buffers,
+                blocks,
+            )
         } else {
             let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
             let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;

@@ -366,6 +366,10 @@ pub const LINEAR_FORWARD: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward", with_activations!("linear_forward.wgsl"));
 pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
+pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams> = Kernel::new(
+    "linear_forward_vec4_out",
+    with_activations!("linear_forward_vec4_out.wgsl"),
+);
 pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient",
     concat!(
@@ -376,6 +380,10 @@ pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
 pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient_scalar",
     include_str!("linear_parameter_gradient_scalar.wgsl"),
+);
+pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams> = Kernel::new(
+    "linear_parameter_gradient_vec4_out",
+    include_str!("linear_parameter_gradient_vec4_out.wgsl"),
 );
 pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_input_gradient",
@@ -441,8 +449,10 @@ pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new("optimizer", include_
 pub const ALL: &[KernelInfo] = &[
     LINEAR_FORWARD.info,
     LINEAR_FORWARD_SCALAR.info,
+    LINEAR_FORWARD_VEC4_OUT.info,
     LINEAR_PARAMETER_GRADIENT.info,
     LINEAR_PARAMETER_GRADIENT_SCALAR.info,
+    LINEAR_PARAMETER_GRADIENT_VEC4_OUT.info,
     LINEAR_INPUT_GRADIENT.info,
     LINEAR_INPUT_GRADIENT_SCALAR.info,
     LINEAR_BACKWARD.info,
