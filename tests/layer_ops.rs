@@ -1030,6 +1030,103 @@ fn gpu_linear_kernels_read_inputs_at_an_offset() {
     }
 }
 
+/// The first layer's and the output layer's parameter gradients in one dispatch
+/// (first_and_output_parameter_gradients.wgsl) are the two separate kernels' numbers bit for
+/// bit, where the first layer's outputs are whole vec4s and its inputs are not (2 inputs as the
+/// Lab's data; data at an offset, as a later micro-batch reads it) and the output layer has at
+/// most four classes over a width that is a multiple of 4; other shapes take the two kernels.
+/// Parameters between the two layers (a hidden layer's) are left as they were.
+#[test]
+fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(31);
+    // (rows, fan_in, first layer's width, output layer's fan_in, classes, rows before, dispatches)
+    for (rows, fan_in, first_width, width, classes, before, dispatches) in [
+        (64, 2, 64, 64, 3, 0, 1),
+        (13, 3, 8, 12, 2, 2, 1),
+        (9, 5, 4, 8, 4, 1, 1),
+        (7, 2, 6, 8, 3, 0, 2),
+        (5, 4, 8, 8, 3, 0, 2),
+        (6, 2, 8, 8, 5, 0, 2),
+    ] {
+        let shape = format!("{rows}x{fan_in}->{first_width}, {width}->{classes}, after {before} rows");
+        let first_count = first_width * fan_in + first_width;
+        let between = 12;
+        let output_weight = first_count + between;
+        let parameter_count = output_weight + classes * width + classes;
+        let x = random_vec(&mut rng, (before + rows) * fan_in, 1.0);
+        let dy = random_vec(&mut rng, rows * first_width, 1.0);
+        let a_top = random_vec(&mut rng, rows * width, 1.0);
+        let dlogits = random_vec(&mut rng, rows * classes, 0.5);
+        let grads = random_vec(&mut rng, parameter_count, 0.1);
+        let first = LinearBackwardParams {
+            rows: rows as u32,
+            fan_in: fan_in as u32,
+            fan_out: first_width as u32,
+            weight_offset: 0,
+            bias_offset: (first_width * fan_in) as u32,
+            x_offset: (before * fan_in) as u32,
+            ..LinearBackwardParams::default()
+        };
+        let output = LinearBackwardParams {
+            rows: rows as u32,
+            fan_in: width as u32,
+            fan_out: classes as u32,
+            weight_offset: output_weight as u32,
+            bias_offset: (output_weight + classes * width) as u32,
+            ..LinearBackwardParams::default()
+        };
+        let run = |together: bool| {
+            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+            let dy_buf = gpu.context.storage_buffer("dy", &to32(&dy));
+            let a_buf = gpu.context.storage_buffer("a top", &to32(&a_top));
+            let dl_buf = gpu.context.storage_buffer("dlogits", &to32(&dlogits));
+            let g_buf = gpu.context.storage_buffer("grads", &to32(&grads));
+            let mut recorded = 0;
+            gpu.run(|e| {
+                if together {
+                    gpu.ops
+                        .first_and_output_parameter_gradients(
+                            e, first, output, &x_buf, &dy_buf, &a_buf, &dl_buf, &g_buf,
+                        )
+                        .unwrap();
+                } else {
+                    gpu.ops
+                        .linear_parameter_gradient(e, output, &a_buf, &dl_buf, &g_buf)
+                        .unwrap();
+                    gpu.ops
+                        .linear_parameter_gradient(e, first, &x_buf, &dy_buf, &g_buf)
+                        .unwrap();
+                }
+                recorded = e.dispatch_count();
+            });
+            (gpu.read(&g_buf, parameter_count), recorded)
+        };
+        let (one, one_dispatches) = run(true);
+        let (two, _) = run(false);
+        let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
+        let before_grads = to64(&to32(&grads));
+        assert_eq!(one_dispatches, dispatches, "{shape}: dispatches");
+        assert_eq!(bits(&one), bits(&two), "{shape}: parameter gradients");
+        assert_eq!(
+            one[first_count..output_weight],
+            before_grads[first_count..output_weight],
+            "{shape}: the parameters between the two layers are untouched"
+        );
+        for (what, range) in [
+            ("first layer", 0..first_count),
+            ("output layer", output_weight..parameter_count),
+        ] {
+            let changed = range.clone().filter(|&i| one[i] != before_grads[i]).count();
+            assert_eq!(
+                changed,
+                range.len(),
+                "{shape}: every gradient of the {what} was added to"
+            );
+        }
+    }
+}
+
 /// The one-dispatch backward (linear_backward.wgsl) gives the separate parameter-gradient and
 /// input-gradient kernels' numbers bit for bit, in one dispatch, for vec4 shapes (fan_in 12:
 /// a last block of one vec4; rows not a multiple of 8; data at an offset, as a later micro-batch

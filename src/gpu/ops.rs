@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use super::context::GpuContext;
 use super::kernels::{
-    self, ActivationCode, Kernel, KernelInfo, KernelParams, LinearBackwardParams, LinearForwardParams,
-    NormGradientParams, NormParams, OutputParams,
+    self, ActivationCode, FirstAndOutputParams, Kernel, KernelInfo, KernelParams, LinearBackwardParams,
+    LinearForwardParams, NormGradientParams, NormParams, OutputParams,
 };
 use super::GpuError;
 
@@ -550,10 +550,10 @@ impl GpuOps {
             check_whole_vec4s(&[x, dy])?;
             let blocks = parameter_gradient_blocks(&p);
             self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
-        } else if aligned(&[p.fan_out]) {
+        } else if takes_vec4_out_parameter_gradient(&p) {
             // Inputs of any count (the first layer of 2-D data), dy loaded as vec4s.
             check_whole_vec4s(&[dy])?;
-            let blocks = (p.fan_out / 4) * p.fan_in.div_ceil(2);
+            let blocks = vec4_out_parameter_gradient_blocks(&p);
             self.run(
                 recorder,
                 &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT,
@@ -566,6 +566,58 @@ impl GpuOps {
             let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
             self.run(recorder, kernel, &p, &buffers, invocations)
         }
+    }
+
+    /// The parameter gradients of the first layer (`first`: from the data `x` and its upstream
+    /// gradient `dy`) and of the output layer (`output`: from the top layer's activations
+    /// `a_top` and the logit gradient `dlogits`), added into `grads`. One dispatch where the
+    /// first layer takes its vec4-output kernel and the output layer has at most four classes
+    /// over a width that is a multiple of 4 (first_and_output_parameter_gradients.wgsl), else
+    /// the two kernels; the same numbers bit for bit.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn first_and_output_parameter_gradients(
+        &self,
+        recorder: &mut Recorder,
+        first: LinearBackwardParams,
+        output: LinearBackwardParams,
+        x: &wgpu::Buffer,
+        dy: &wgpu::Buffer,
+        a_top: &wgpu::Buffer,
+        dlogits: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        // Both halves' sizes are checked before anything is recorded, on either path.
+        check_parameter_gradient(&first, x, dy, grads)?;
+        check_parameter_gradient(&output, a_top, dlogits, grads)?;
+        let output_fits = aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= 4;
+        if !(takes_vec4_out_parameter_gradient(&first) && output_fits && output.rows == first.rows) {
+            self.linear_parameter_gradient(recorder, output, a_top, dlogits, grads)?;
+            return self.linear_parameter_gradient(recorder, first, x, dy, grads);
+        }
+        check_whole_vec4s(&[dy, a_top])?;
+        let params = FirstAndOutputParams {
+            rows: first.rows,
+            fan_in: first.fan_in,
+            fan_out: first.fan_out,
+            weight_offset: first.weight_offset,
+            bias_offset: first.bias_offset,
+            x_offset: first.x_offset,
+            classes: output.fan_out,
+            output_fan_in: output.fan_in,
+            output_weight_offset: output.weight_offset,
+            output_bias_offset: output.bias_offset,
+            ..FirstAndOutputParams::default()
+        };
+        // The jobs of the two blocks, as the kernel splits its invocations.
+        let jobs = output.fan_in / 4 + vec4_out_parameter_gradient_blocks(&first);
+        let buffers = [x, dy, grads, a_top, dlogits];
+        self.run(
+            recorder,
+            &kernels::FIRST_AND_OUTPUT_PARAMETER_GRADIENTS,
+            &params,
+            &buffers,
+            jobs,
+        )
     }
 
     /// The backward of a linear layer above another: [`GpuOps::linear_parameter_gradient`] and
@@ -836,6 +888,17 @@ fn check_input_gradient(
 /// Jobs of the vec4 parameter-gradient block (4 outputs x 8 inputs each).
 fn parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
     (p.fan_out / 4) * p.fan_in.div_ceil(8)
+}
+
+/// Whether a layer's parameter gradients take the kernel for outputs in whole vec4s and inputs
+/// of any count (the vec4 kernel where the inputs are aligned too, the scalar one otherwise).
+fn takes_vec4_out_parameter_gradient(p: &LinearBackwardParams) -> bool {
+    aligned(&[p.fan_out]) && !aligned(&[p.fan_in, p.x_offset])
+}
+
+/// Jobs of the vec4-output parameter-gradient block (4 outputs x 2 inputs each).
+fn vec4_out_parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    (p.fan_out / 4) * p.fan_in.div_ceil(2)
 }
 
 /// Jobs of the vec4 input-gradient block (8 rows x 8 inputs each).

@@ -2,7 +2,8 @@
 //! computes the gradient at the input of the activation below (the activation's derivative
 //! fused in; two dispatches for shapes that are not whole vec4s; the first layer has no input
 //! gradient, and the output layer's forward dispatch wrote its input gradient where
-//! [`GpuEngine::output_writes_input_gradient`]); a norm layer adds one dispatch
+//! [`GpuEngine::output_writes_input_gradient`]: then the output layer's parameter gradients
+//! share the first layer's dispatch, the last of the pass); a norm layer adds one dispatch
 //! (BatchNorm-shaped sets) or two (its scale and shift gradients, then its input gradient).
 //! The gradients between layers alternate between two workspace buffers, so that no dispatch
 //! reads the buffer it writes.
@@ -44,11 +45,13 @@ impl GpuEngine {
             activation_below: activation,
             pad0: 0,
         };
+        let output = params;
         let (top_input, logit_gradient) = (&ws.layers[top].a, &ws.dlogits);
-        if self.output_writes_input_gradient() {
-            self.ops
-                .linear_parameter_gradient(recorder, params, top_input, logit_gradient, target)?;
-        } else {
+        // Where the output dispatch wrote the top layer's input gradient, the output layer's
+        // parameter gradients wait for the first layer's, to share its dispatch (nothing in
+        // between writes the activations or logit gradient they read).
+        let output_parameters_last = self.output_writes_input_gradient();
+        if !output_parameters_last {
             self.ops.linear_backward(
                 recorder,
                 params,
@@ -100,6 +103,17 @@ impl GpuEngine {
                     &self.params,
                     activation_input(l - 1),
                     ws.activation_gradient(l - 1),
+                )?;
+            } else if output_parameters_last {
+                self.ops.first_and_output_parameter_gradients(
+                    recorder,
+                    params,
+                    output,
+                    x,
+                    dy,
+                    top_input,
+                    logit_gradient,
+                    target,
                 )?;
             } else {
                 self.ops.linear_parameter_gradient(recorder, params, x, dy, target)?;

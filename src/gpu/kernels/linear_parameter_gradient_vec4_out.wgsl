@@ -26,51 +26,10 @@ struct LinearBackwardParams {
 @group(0) @binding(2) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;
 
-// dW[o0..o0 + 4, k]: four values a row of W apart.
-fn load_column(at: u32) -> vec4<f32> {
-    return vec4<f32>(grads[at], grads[at + p.fan_in], grads[at + 2u * p.fan_in], grads[at + 3u * p.fan_in]);
-}
-
-fn store_column(at: u32, sums: vec4<f32>) {
-    grads[at] = sums.x;
-    grads[at + p.fan_in] = sums.y;
-    grads[at + 2u * p.fan_in] = sums.z;
-    grads[at + 3u * p.fan_in] = sums.w;
-}
+// Each invocation's block is computed in shared/linear_parameter_gradient_vec4_out_block.wgsl,
+// which first_and_output_parameter_gradients.wgsl shares.
 
 @compute @workgroup_size(8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let output_blocks = p.fan_out / 4u;
-    let input_blocks = (p.fan_in + 1u) / 2u;
-    if id.x >= output_blocks * input_blocks {
-        return;
-    }
-    let block = id.x / input_blocks;
-    let o0 = block * 4u;
-    let ka = (id.x % input_blocks) * 2u;
-    // With an odd fan_in the last block's second input repeats its first and is not stored.
-    let kb = min(ka + 1u, p.fan_in - 1u);
-    let ga = p.weight_offset + o0 * p.fan_in + ka;
-    let gb = p.weight_offset + o0 * p.fan_in + kb;
-    var sa = load_column(ga);
-    var sb = load_column(gb);
-    let b = p.bias_offset + o0;
-    var bias = vec4<f32>(grads[b], grads[b + 1u], grads[b + 2u], grads[b + 3u]);
-    for (var i = 0u; i < p.rows; i = i + 1u) {
-        let d = dy[i * output_blocks + block];
-        let xi = p.x_offset + i * p.fan_in;
-        sa = sa + d * x[xi + ka];
-        sb = sb + d * x[xi + kb];
-        bias = bias + d;
-    }
-    store_column(ga, sa);
-    if kb != ka {
-        store_column(gb, sb);
-    }
-    if ka == 0u {
-        grads[b] = bias.x;
-        grads[b + 1u] = bias.y;
-        grads[b + 2u] = bias.z;
-        grads[b + 3u] = bias.w;
-    }
+    parameter_gradient_vec4_out_block(id.x);
 }

@@ -189,6 +189,26 @@ kernel_params! {
 }
 
 kernel_params! {
+    /// The parameter gradients of the first layer (its fields as in [`LinearBackwardParams`])
+    /// and of the output layer in one dispatch (first_and_output_parameter_gradients.wgsl).
+    pub struct FirstAndOutputParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        pub classes: u32,
+        /// The output layer's inputs per row (the top hidden layer's width).
+        pub output_fan_in: u32,
+        pub output_weight_offset: u32,
+        pub output_bias_offset: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+    }
+}
+
+kernel_params! {
     /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl,
     /// norm_backward_across_sets.wgsl; declared in shared/norm.wgsl).
     pub struct NormParams {
@@ -383,7 +403,18 @@ pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kerne
 );
 pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient_vec4_out",
-    include_str!("linear_parameter_gradient_vec4_out.wgsl"),
+    concat!(
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("linear_parameter_gradient_vec4_out.wgsl")
+    ),
+);
+pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams> = Kernel::new(
+    "first_and_output_parameter_gradients",
+    concat!(
+        include_str!("shared/output_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("first_and_output_parameter_gradients.wgsl")
+    ),
 );
 pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_input_gradient",
@@ -453,6 +484,7 @@ pub const ALL: &[KernelInfo] = &[
     LINEAR_PARAMETER_GRADIENT.info,
     LINEAR_PARAMETER_GRADIENT_SCALAR.info,
     LINEAR_PARAMETER_GRADIENT_VEC4_OUT.info,
+    FIRST_AND_OUTPUT_PARAMETER_GRADIENTS.info,
     LINEAR_INPUT_GRADIENT.info,
     LINEAR_INPUT_GRADIENT_SCALAR.info,
     LINEAR_BACKWARD.info,
