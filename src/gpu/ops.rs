@@ -387,6 +387,18 @@ impl GpuOps {
         }
     }
 
+    /// The names of the kernels `recorder` dispatches, in order: which kernel a shape takes.
+    pub fn dispatched_kernels(&self, recorder: &Recorder) -> Vec<&'static str> {
+        recorder
+            .commands
+            .iter()
+            .filter_map(|command| match command {
+                Command::Dispatch { kernel, .. } => self.kernels.get(*kernel).map(|k| k.name),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn kernel_index(&self, kernel: &KernelInfo, buffers: usize) -> Result<usize, GpuError> {
         let index = self
             .kernels

@@ -108,7 +108,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         select(0.0, 1.0, label == 2u),
         select(0.0, 1.0, label == 3u),
     );
-    row_loss[dims.loss_offset + i] = log_sum - dot(logits, one_hot);
+    // The label's logit by selection (a dot product with one_hot would turn an infinite logit
+    // of another class into NaN).
+    let label_logit = select(select(select(logits.x, logits.y, label == 1u), logits.z, label == 2u), logits.w, label == 3u);
+    row_loss[dims.loss_offset + i] = log_sum - label_logit;
     row_correct[i] = select(0.0, 1.0, best == label);
     let probability = vec4<f32>(
         exp(logits.x - log_sum),
