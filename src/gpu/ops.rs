@@ -533,9 +533,7 @@ impl GpuOps {
             check(du_below, rows * fan_in, "input gradient")?;
         }
         let buffers = [x, parameters, labels, probs, row_loss, row_correct, dlogits, du_below];
-        // Two or three classes in every dataset of the Lab: the vec4 kernel keeps up to four in
-        // registers.
-        if aligned(&[p.fan_in, p.weight_offset]) && p.classes <= 4 {
+        if aligned(&[p.fan_in, p.weight_offset]) && p.classes <= MAX_CLASSES_IN_REGISTERS {
             check_whole_vec4s(&[x, parameters])?;
             if p.write_input_gradient == 1 {
                 check_whole_vec4s(&[du_below])?;
@@ -558,25 +556,23 @@ impl GpuOps {
         let p = params;
         check_parameter_gradient(&p, x, dy, grads)?;
         let buffers = [x, dy, grads];
-        if aligned(&[p.fan_in, p.x_offset, p.fan_out]) {
-            check_whole_vec4s(&[x, dy])?;
-            let blocks = parameter_gradient_blocks(&p);
-            self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
-        } else if takes_vec4_out_parameter_gradient(&p) {
-            // Inputs of any count (the first layer of 2-D data), dy loaded as vec4s.
-            check_whole_vec4s(&[dy])?;
-            let blocks = vec4_out_parameter_gradient_blocks(&p);
-            self.run(
-                recorder,
-                &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT,
-                &p,
-                &buffers,
-                blocks,
-            )
-        } else {
-            let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
-            let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
-            self.run(recorder, kernel, &p, &buffers, invocations)
+        match ParameterGradientLayout::of(&p) {
+            ParameterGradientLayout::Vec4 => {
+                check_whole_vec4s(&[x, dy])?;
+                let blocks = parameter_gradient_blocks(&p);
+                self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
+            }
+            ParameterGradientLayout::Vec4Outputs => {
+                check_whole_vec4s(&[dy])?;
+                let blocks = vec4_out_parameter_gradient_blocks(&p);
+                let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT;
+                self.run(recorder, kernel, &p, &buffers, blocks)
+            }
+            ParameterGradientLayout::Scalar => {
+                let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
+                let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
+                self.run(recorder, kernel, &p, &buffers, invocations)
+            }
         }
     }
 
@@ -601,8 +597,10 @@ impl GpuOps {
         // Both halves' sizes are checked before anything is recorded, on either path.
         check_parameter_gradient(&first, x, dy, grads)?;
         check_parameter_gradient(&output, a_top, dlogits, grads)?;
-        let output_fits = aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= 4;
-        if !(takes_vec4_out_parameter_gradient(&first) && output_fits && output.rows == first.rows) {
+        let output_fits =
+            aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= MAX_CLASSES_IN_REGISTERS;
+        let first_fits = ParameterGradientLayout::of(&first) == ParameterGradientLayout::Vec4Outputs;
+        if !(first_fits && output_fits && output.rows == first.rows) {
             self.linear_parameter_gradient(recorder, output, a_top, dlogits, grads)?;
             return self.linear_parameter_gradient(recorder, first, x, dy, grads);
         }
@@ -684,6 +682,34 @@ impl GpuOps {
             let invocations = p.rows.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
             let kernel = &kernels::LINEAR_INPUT_GRADIENT_SCALAR;
             self.run(recorder, kernel, &p, &buffers, invocations)
+        }
+    }
+}
+
+/// The most classes the output layer's vec4 kernels keep in registers (one vec4 of logits);
+/// every dataset of the Lab has two or three.
+const MAX_CLASSES_IN_REGISTERS: u32 = 4;
+
+/// How a linear layer's rows lie in memory, which picks the kernel for its parameter gradients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ParameterGradientLayout {
+    /// Inputs and outputs in whole vec4s (linear_parameter_gradient.wgsl).
+    Vec4,
+    /// Outputs in whole vec4s, inputs of any count, as the first layer of 2-D data
+    /// (linear_parameter_gradient_vec4_out.wgsl: dy loaded four at a time).
+    Vec4Outputs,
+    /// Any other shape (linear_parameter_gradient_scalar.wgsl).
+    Scalar,
+}
+
+impl ParameterGradientLayout {
+    fn of(p: &LinearBackwardParams) -> Self {
+        if aligned(&[p.fan_in, p.x_offset, p.fan_out]) {
+            ParameterGradientLayout::Vec4
+        } else if aligned(&[p.fan_out]) {
+            ParameterGradientLayout::Vec4Outputs
+        } else {
+            ParameterGradientLayout::Scalar
         }
     }
 }
@@ -900,12 +926,6 @@ fn check_input_gradient(
 /// Jobs of the vec4 parameter-gradient block (4 outputs x 8 inputs each).
 fn parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
     (p.fan_out / 4) * p.fan_in.div_ceil(8)
-}
-
-/// Whether a layer's parameter gradients take the kernel for outputs in whole vec4s and inputs
-/// of any count (the vec4 kernel where the inputs are aligned too, the scalar one otherwise).
-fn takes_vec4_out_parameter_gradient(p: &LinearBackwardParams) -> bool {
-    aligned(&[p.fan_out]) && !aligned(&[p.fan_in, p.x_offset])
 }
 
 /// Jobs of the vec4-output parameter-gradient block (4 outputs x 2 inputs each).

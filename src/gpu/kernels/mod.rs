@@ -393,6 +393,7 @@ pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams> = Kernel::new(
 pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient",
     concat!(
+        include_str!("shared/grads4.wgsl"),
         include_str!("shared/linear_parameter_gradient_block.wgsl"),
         include_str!("linear_parameter_gradient.wgsl")
     ),
@@ -411,6 +412,7 @@ pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams> = Ker
 pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams> = Kernel::new(
     "first_and_output_parameter_gradients",
     concat!(
+        include_str!("shared/grads4.wgsl"),
         include_str!("shared/output_parameter_gradient_block.wgsl"),
         include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
         include_str!("first_and_output_parameter_gradients.wgsl")
@@ -428,6 +430,7 @@ pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_backward",
     concat!(
         include_str!("shared/activation.wgsl"),
+        include_str!("shared/grads4.wgsl"),
         include_str!("shared/linear_parameter_gradient_block.wgsl"),
         include_str!("shared/linear_input_gradient_block.wgsl"),
         include_str!("linear_backward.wgsl")

@@ -1,20 +1,9 @@
 // The body of linear_parameter_gradient.wgsl, shared with linear_backward.wgsl: job `job` of
 // (fan_out / 4) x ceil(fan_in / 8), one block of 4 outputs x 8 inputs; reads `x` and `dy`,
-// adds into `grads` (bindings the kernel that includes it declares).
+// adds into `grads` (bindings the kernel that includes it declares) with shared/grads4.wgsl.
 
 fn parameter_gradient_jobs() -> u32 {
     return (p.fan_out / 4u) * ((p.fan_in / 4u + 1u) / 2u);
-}
-
-fn load4(at: u32) -> vec4<f32> {
-    return vec4<f32>(grads[at], grads[at + 1u], grads[at + 2u], grads[at + 3u]);
-}
-
-fn store4(at: u32, sums: vec4<f32>) {
-    grads[at] = sums.x;
-    grads[at + 1u] = sums.y;
-    grads[at + 2u] = sums.z;
-    grads[at + 3u] = sums.w;
 }
 
 fn parameter_gradient_block(job: u32) {

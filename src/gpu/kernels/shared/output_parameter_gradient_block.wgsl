@@ -1,22 +1,12 @@
 // The output layer's parameter gradients as a block of a larger dispatch (shared with
 // first_and_output_parameter_gradients.wgsl, which declares `p` with the output layer's
 // classes, output_fan_in, output_weight_offset and output_bias_offset, and the bindings
-// `a_top` (its input, array<vec4<f32>>), `dlogits` and `grads` (array<f32>)). For at most four
-// classes and an input width that is a multiple of 4.
+// `a_top` (its input, array<vec4<f32>>), `dlogits` and `grads` (array<f32>, read and written
+// through shared/grads4.wgsl)). For at most four classes and an input width that is a
+// multiple of 4.
 
 fn output_parameter_gradient_jobs() -> u32 {
     return p.output_fan_in / 4u;
-}
-
-fn output_grads4(at: u32) -> vec4<f32> {
-    return vec4<f32>(grads[at], grads[at + 1u], grads[at + 2u], grads[at + 3u]);
-}
-
-fn store_output_grads4(at: u32, sums: vec4<f32>) {
-    grads[at] = sums.x;
-    grads[at + 1u] = sums.y;
-    grads[at + 2u] = sums.z;
-    grads[at + 3u] = sums.w;
 }
 
 // Job `block`: dW[c, 4 block .. 4 block + 4] for every class c, and db when block is 0. Each
@@ -33,10 +23,10 @@ fn output_parameter_gradient_block(block: u32) {
     let g1 = g0 + c1 * width;
     let g2 = g0 + c2 * width;
     let g3 = g0 + c3 * width;
-    var s0 = output_grads4(g0);
-    var s1 = output_grads4(g1);
-    var s2 = output_grads4(g2);
-    var s3 = output_grads4(g3);
+    var s0 = load4(g0);
+    var s1 = load4(g1);
+    var s2 = load4(g2);
+    var s3 = load4(g3);
     let b = p.output_bias_offset;
     var bias = vec4<f32>(grads[b], grads[b + c1], grads[b + c2], grads[b + c3]);
     let vec4s_per_row = width / 4u;
@@ -51,15 +41,15 @@ fn output_parameter_gradient_block(block: u32) {
         bias = bias + d;
     }
     // Classes past the last repeat it: stored once.
-    store_output_grads4(g0, s0);
+    store4(g0, s0);
     if n > 1u {
-        store_output_grads4(g1, s1);
+        store4(g1, s1);
     }
     if n > 2u {
-        store_output_grads4(g2, s2);
+        store4(g2, s2);
     }
     if n > 3u {
-        store_output_grads4(g3, s3);
+        store4(g3, s3);
     }
     if block == 0u {
         grads[b] = bias.x;
