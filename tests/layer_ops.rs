@@ -64,6 +64,20 @@ trait LayerOps {
 fn to32(v: &[f64]) -> Vec<f32> {
     v.iter().map(|&x| x as f32).collect()
 }
+
+/// f(u) by the reference, or u itself with no activation.
+fn activated(activation: Option<Activation>, u: &[f64]) -> Vec<f64> {
+    let Some(kind) = activation else { return u.to_vec() };
+    let mut a = vec![0.0; u.len()];
+    forward::activation(kind, u, &mut a);
+    a
+}
+
+/// The bits of each value as the GPU holds it (f32), for comparisons bit for bit.
+fn f32_bits(v: &[f64]) -> Vec<u32> {
+    v.iter().map(|&x| (x as f32).to_bits()).collect()
+}
+
 fn to64(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| f64::from(x)).collect()
 }
@@ -560,14 +574,7 @@ fn gpu_output_kernel_matches_reference() {
     for ((rows, fan_in, classes), activation) in shapes.into_iter().flat_map(|shape| below.map(|a| (shape, a))) {
         let shape = format!("{rows}x{fan_in}->{classes} after {activation:?}");
         let u = random_vec(&mut rng, rows * fan_in, 1.0);
-        let x = match activation {
-            Some(kind) => {
-                let mut a = vec![0.0; u.len()];
-                forward::activation(kind, &u, &mut a);
-                a
-            }
-            None => u.clone(),
-        };
+        let x = activated(activation, &u);
         let w = random_vec(&mut rng, classes * fan_in, 0.5);
         let b = random_vec(&mut rng, classes, 0.5);
         let (label_offset, loss_offset) = (3, 5);
@@ -780,14 +787,7 @@ fn gpu_output_vec4_kernel_equals_the_scalar_kernel() {
     for (rows, fan_in, classes, activation) in cases {
         let shape = format!("{rows}x{fan_in}->{classes} after {activation:?}");
         let u = random_vec(&mut rng, rows * fan_in, 2.0);
-        let x = match activation {
-            Some(kind) => {
-                let mut a = vec![0.0; u.len()];
-                forward::activation(kind, &u, &mut a);
-                a
-            }
-            None => u.clone(),
-        };
+        let x = activated(activation, &u);
         let mut weights = random_vec(&mut rng, classes * fan_in, 0.5);
         weights.extend(random_vec(&mut rng, classes, 0.5));
         let labels: Vec<u32> = (0..rows).map(|i| ((i * 5 + 2) % classes) as u32).collect();
@@ -837,8 +837,7 @@ fn gpu_output_vec4_kernel_equals_the_scalar_kernel() {
             outputs.push(buffers.map(|(what, len, buffer)| (what, gpu.read(&buffer, len))));
         }
         for ((what, vec4), (_, scalar)) in outputs[0].iter().zip(&outputs[1]) {
-            let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(vec4), bits(scalar), "{shape}: {what}");
+            assert_eq!(f32_bits(vec4), f32_bits(scalar), "{shape}: {what}");
             // One class: its probability is 1, its loss and gradients 0.
             let trivial = classes == 1 && *what != "probabilities" && *what != "row correct";
             assert!(
@@ -969,17 +968,13 @@ fn gpu_vec4_output_kernels_equal_the_scalar_kernels() {
             let g = gpu.read(&g_buf, grads.len());
             let (dw, db) = g.split_at(outputs * fan_in);
             // The first fan_out outputs of every row, and of W's rows and b.
-            let first = |v: &[f64]| -> Vec<u32> {
-                v.chunks(outputs)
-                    .flat_map(|row| row[..fan_out].iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>())
-                    .collect()
-            };
-            let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
+            let first =
+                |v: &[f64]| -> Vec<u32> { v.chunks(outputs).flat_map(|row| f32_bits(&row[..fan_out])).collect() };
             (
                 first(&z),
                 first(&a),
-                bits(&dw[..fan_out * fan_in]),
-                bits(&db[..fan_out]),
+                f32_bits(&dw[..fan_out * fan_in]),
+                f32_bits(&db[..fan_out]),
             )
         };
         let (vec4, scalar) = (run(fan_out), run(wide));
@@ -1123,7 +1118,6 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
         };
         let (one, one_dispatches) = run(true);
         let (two, _) = run(false);
-        let bits = |v: &[f64]| v.iter().map(|x| (*x as f32).to_bits()).collect::<Vec<_>>();
         let before_grads = to64(&to32(&grads));
         assert_eq!(
             one_dispatches.len(),
@@ -1133,7 +1127,7 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
         if dispatches == 1 {
             assert_eq!(one_dispatches, ["first_and_output_parameter_gradients"], "{shape}");
         }
-        assert_eq!(bits(&one), bits(&two), "{shape}: parameter gradients");
+        assert_eq!(f32_bits(&one), f32_bits(&two), "{shape}: parameter gradients");
         assert_eq!(
             one[first_count..output_weight],
             before_grads[first_count..output_weight],
