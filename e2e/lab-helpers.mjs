@@ -37,13 +37,25 @@ export async function train(page, atLeast) {
  */
 export async function pause(page) {
   await page.getByTestId('play').click();
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.transport === 'paused', null, {
-    timeout: 60_000,
-  });
+  // Polled on a timer, not on animation frames, which a loaded machine may throttle; a timeout
+  // says what the page showed.
+  await waitWithState(page, () => document.querySelector('[data-testid=status]').dataset.transport === 'paused');
   // The step begun before the pause finishes first ("Pausing…"); the numbers settle after it.
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]').dataset.working === 'false', null, {
-    timeout: 120_000,
-  });
+  await waitWithState(page, () => document.querySelector('[data-testid=status]').dataset.working === 'false', 120_000);
+}
+
+async function waitWithState(page, predicate, timeout = 60_000) {
+  try {
+    await page.waitForFunction(predicate, null, { timeout, polling: 100 });
+  } catch (error) {
+    const state = await page
+      .evaluate(() => {
+        const status = document.querySelector('[data-testid=status]');
+        return `status "${status?.textContent}" ${JSON.stringify(status?.dataset)}, button "${document.querySelector('[data-testid=play]')?.textContent}", steps ${document.querySelector('[data-testid=lab]')?.dataset.steps}, hidden ${document.hidden}`;
+      })
+      .catch((e) => `unreadable: ${e.message}`);
+    throw new Error(`${error.message}\nthe page showed: ${state}`);
+  }
 }
 
 /** The results table's rows as the page shows them, with the exact values it carries. */

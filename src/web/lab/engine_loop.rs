@@ -582,12 +582,22 @@ pub async fn run(
         // longer than a frame left it free to paint meanwhile: the next step then starts at once
         // instead of leaving the engine idle until the next animation frame (up to a frame per
         // step; the norms preset on SwiftShader trained about 3 % more steps).
-        if (engine.is_gpu() || engine.in_worker()) && browser::now_ms() - started_ms >= FRAME_MS {
-            browser::yield_now().await;
-        } else {
-            browser::next_frame().await;
+        let painted_meanwhile = (engine.is_gpu() || engine.in_worker()) && browser::now_ms() - started_ms >= FRAME_MS;
+        let between_steps = async {
+            if painted_meanwhile {
+                browser::yield_now().await;
+            } else {
+                browser::next_frame().await;
+            }
+            // Training waits while the tab is hidden (animation frames stop there too).
+            browser::until_visible().await;
+        };
+        // Commands act during the wait too: a Pause shows at once even where frames are slow
+        // or stopped (a hidden or throttled tab), not only when the next step would start.
+        match handling_commands(between_steps, &mut commands, &playback, signals).await {
+            Ok(()) => {}
+            Err(Interrupted::Reset(config, labels)) => reset = Some((config, labels)),
+            Err(Interrupted::Closed) => return,
         }
-        // Training waits while the tab is hidden (animation frames stop there too).
-        browser::until_visible().await;
     }
 }
