@@ -1147,6 +1147,105 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
     }
 }
 
+/// The gradient's reduction with the optimizer step in its parallel half
+/// (gradient_norm_and_optimizer.wgsl) gives the partial sums of reduce_partials.wgsl and the
+/// parameters and optimizer state of optimizer.wgsl bit for bit, for every optimizer, with and
+/// without a reference gradient, over fewer elements than invocations and over several per
+/// invocation (4,611 as the canonical network, not a multiple of 256).
+#[test]
+fn gpu_gradient_norm_with_optimizer_step_equals_the_two_kernels() {
+    use gradlab::gpu::kernels::{
+        self, GradientNormAndOptimizerParams, OptimizerKind, OptimizerParams, ReduceMode, ReduceParams,
+        REDUCE_PARTIALS_COUNT,
+    };
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(47);
+    for len in [100, 256, 4611] {
+        for mode in [ReduceMode::SumOfSquares, ReduceMode::Comparison] {
+            for kind in [
+                OptimizerKind::Sgd,
+                OptimizerKind::Momentum,
+                OptimizerKind::Adam,
+                OptimizerKind::AdamW,
+            ] {
+                let case = format!("{len} parameters, {mode:?}, {kind:?}");
+                let grads = random_vec(&mut rng, len, 1.0);
+                let reference = random_vec(&mut rng, len, 1.0);
+                let params = random_vec(&mut rng, len, 1.0);
+                let first = random_vec(&mut rng, len, 0.1);
+                let second: Vec<f64> = random_vec(&mut rng, len, 0.1).iter().map(|v| v.abs()).collect();
+                let optimizer = OptimizerParams {
+                    len: len as u32,
+                    kind: kind as u32,
+                    learning_rate: 0.05,
+                    weight_decay: 0.01,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-8,
+                    momentum: 0.9,
+                    correction1: 1.0 - 0.9f32.powi(3),
+                    correction2: 1.0 - 0.999f32.powi(3),
+                    ..OptimizerParams::default()
+                };
+                let run = |together: bool| {
+                    let buffer = |label, values: &[f64]| gpu.context.storage_buffer(label, &to32(values));
+                    let (g, r, p) = (
+                        buffer("grads", &grads),
+                        buffer("reference", &reference),
+                        buffer("params", &params),
+                    );
+                    let (m, v) = (buffer("first", &first), buffer("second", &second));
+                    let partials = gpu.context.zeroed_buffer("partials", 4 * REDUCE_PARTIALS_COUNT);
+                    let b = if mode == ReduceMode::Comparison { &r } else { &g };
+                    let mut recorded = Vec::new();
+                    gpu.run(|e| {
+                        let count = REDUCE_PARTIALS_COUNT as u32;
+                        if together {
+                            let fused = GradientNormAndOptimizerParams::new(len, mode, &optimizer);
+                            let buffers = [&g, b, &partials, &p, &m, &v];
+                            gpu.ops
+                                .run(e, &kernels::GRADIENT_NORM_AND_OPTIMIZER, &fused, &buffers, count)
+                                .unwrap();
+                        } else {
+                            let reduce = ReduceParams::new(len, mode, 0, false);
+                            gpu.ops
+                                .run(e, &kernels::REDUCE_PARTIALS, &reduce, &[&g, b, &partials], count)
+                                .unwrap();
+                            gpu.ops
+                                .run(e, &kernels::OPTIMIZER, &optimizer, &[&g, &p, &m, &v], len as u32)
+                                .unwrap();
+                        }
+                        recorded = gpu.ops.dispatched_kernels(e);
+                    });
+                    let read = |buffer| f32_bits(&gpu.read(buffer, len));
+                    let sums = f32_bits(&gpu.read(&partials, 4 * REDUCE_PARTIALS_COUNT));
+                    (sums, read(&p), read(&m), read(&v), recorded)
+                };
+                let (sums, p, m, v, recorded) = run(true);
+                let (sums_apart, p_apart, m_apart, v_apart, recorded_apart) = run(false);
+                assert_eq!(recorded, ["gradient_norm_and_optimizer"], "{case}");
+                assert_eq!(recorded_apart, ["reduce_partials", "optimizer"], "{case}");
+                assert_eq!(sums, sums_apart, "{case}: partial sums");
+                assert_eq!(p, p_apart, "{case}: parameters");
+                assert_eq!(m, m_apart, "{case}: first moments");
+                assert_eq!(v, v_apart, "{case}: second moments");
+                // Neither side may pass by leaving everything as it was.
+                let before = f32_bits(&params);
+                let changed = p.iter().zip(&before).filter(|(a, b)| a != b).count();
+                assert_eq!(changed, len, "{case}: every parameter was updated");
+                let filled = (0..REDUCE_PARTIALS_COUNT.min(len))
+                    .filter(|&t| sums[4 * t] != 0)
+                    .count();
+                assert_eq!(
+                    filled,
+                    REDUCE_PARTIALS_COUNT.min(len),
+                    "{case}: every used partial holds a sum"
+                );
+            }
+        }
+    }
+}
+
 /// The one-dispatch backward (linear_backward.wgsl) gives the separate parameter-gradient and
 /// input-gradient kernels' numbers bit for bit, in one dispatch, for vec4 shapes (fan_in 12:
 /// a last block of one vec4; rows not a multiple of 8; data at an offset, as a later micro-batch

@@ -335,6 +335,49 @@ kernel_params! {
     }
 }
 
+kernel_params! {
+    /// The parallel half of the gradient's reduction and the optimizer step in one pass
+    /// (gradient_norm_and_optimizer.wgsl): [`ReduceParams`]'s `len` and `mode` (a tree mode),
+    /// then [`OptimizerParams`]'s settings.
+    pub struct GradientNormAndOptimizerParams {
+        pub len: u32,
+        /// A [`ReduceMode`] of the tree ([`ReduceMode::SumOfSquares`] or [`ReduceMode::Comparison`]).
+        pub mode: u32,
+        /// An [`OptimizerKind`].
+        pub kind: u32,
+        pub learning_rate: f32,
+        pub weight_decay: f32,
+        pub beta1: f32,
+        pub beta2: f32,
+        pub eps: f32,
+        pub momentum: f32,
+        pub correction1: f32,
+        pub correction2: f32,
+        pub pad0: u32,
+    }
+}
+
+impl GradientNormAndOptimizerParams {
+    /// The reduction of `len` elements as `mode` says, with `optimizer`'s update of each.
+    pub fn new(len: usize, mode: ReduceMode, optimizer: &OptimizerParams) -> Self {
+        let o = optimizer;
+        Self {
+            len: len as u32,
+            mode: mode as u32,
+            kind: o.kind,
+            learning_rate: o.learning_rate,
+            weight_decay: o.weight_decay,
+            beta1: o.beta1,
+            beta2: o.beta2,
+            eps: o.eps,
+            momentum: o.momentum,
+            correction1: o.correction1,
+            correction2: o.correction2,
+            pad0: 0,
+        }
+    }
+}
+
 impl NormParams {
     /// Whether set s is feature s of rows `width` apart (BatchNorm): the sets that have running
     /// statistics, and that the across-sets kernels take four at a time.
@@ -474,10 +517,30 @@ pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams> = Kernel::new(
     "output_cross_entropy_vec4",
     with_activations!("output_cross_entropy_vec4.wgsl"),
 );
-pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new("reduce_partials", include_str!("reduce_partials.wgsl"));
+pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new(
+    "reduce_partials",
+    concat!(
+        include_str!("shared/reduce_terms.wgsl"),
+        include_str!("reduce_partials.wgsl")
+    ),
+);
 pub const REDUCE_SERIAL: Kernel<ReduceParams> = Kernel::new("reduce_serial", include_str!("reduce_serial.wgsl"));
 pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));
-pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new("optimizer", include_str!("optimizer.wgsl"));
+pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new(
+    "optimizer",
+    concat!(
+        include_str!("shared/optimizer_update.wgsl"),
+        include_str!("optimizer.wgsl")
+    ),
+);
+pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams> = Kernel::new(
+    "gradient_norm_and_optimizer",
+    concat!(
+        include_str!("shared/reduce_terms.wgsl"),
+        include_str!("shared/optimizer_update.wgsl"),
+        include_str!("gradient_norm_and_optimizer.wgsl")
+    ),
+);
 
 /// All kernels, for the validation test and for building pipelines.
 pub const ALL: &[KernelInfo] = &[
@@ -506,4 +569,5 @@ pub const ALL: &[KernelInfo] = &[
     REDUCE_SERIAL.info,
     CLIP.info,
     OPTIMIZER.info,
+    GRADIENT_NORM_AND_OPTIMIZER.info,
 ];

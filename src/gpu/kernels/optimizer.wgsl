@@ -1,5 +1,5 @@
-// One optimizer update per parameter. kind: 0 SGD, 1 SGD with momentum, 2 Adam (L2 decay in the
-// gradient), 3 AdamW (decoupled decay). Bias corrections 1 - beta^t come from the host.
+// One optimizer update per parameter (shared/optimizer_update.wgsl), one invocation each. A
+// step whose gradient norm is recorded takes gradient_norm_and_optimizer.wgsl instead.
 
 struct OptimizerParams {
     len: u32,
@@ -28,30 +28,16 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if i >= dims.len {
         return;
     }
-    let lr = dims.learning_rate;
-    var p = params[i];
-    var g = grads[i];
-    switch dims.kind {
-        case 0u: {
-            p = p - lr * (g + dims.weight_decay * p);
-        }
-        case 1u: {
-            let v = dims.momentum * first[i] + g + dims.weight_decay * p;
-            first[i] = v;
-            p = p - lr * v;
-        }
-        default: {
-            if dims.kind == 3u {
-                p = p - lr * dims.weight_decay * p;
-            } else {
-                g = g + dims.weight_decay * p;
-            }
-            let m = dims.beta1 * first[i] + (1.0 - dims.beta1) * g;
-            let v = dims.beta2 * second[i] + (1.0 - dims.beta2) * g * g;
-            first[i] = m;
-            second[i] = v;
-            p = p - lr * (m / dims.correction1) / (sqrt(v / dims.correction2) + dims.eps);
-        }
-    }
-    params[i] = p;
+    let settings = OptimizerSettings(
+        dims.kind,
+        dims.learning_rate,
+        dims.weight_decay,
+        dims.beta1,
+        dims.beta2,
+        dims.eps,
+        dims.momentum,
+        dims.correction1,
+        dims.correction2,
+    );
+    update_parameter(i, grads[i], settings);
 }
