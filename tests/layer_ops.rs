@@ -1147,6 +1147,147 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
     }
 }
 
+/// The last backward dispatch of one micro-batch and the first layer's forward of the next in
+/// one dispatch (first_and_output_gradients_and_forward.wgsl) give the separate kernels'
+/// gradients, z and a bit for bit (next micro-batches of the same and of fewer rows, each at its
+/// offset in the data); where the forward would write what the gradients read (the top hidden
+/// layer is the first), reads other data or is another shape, the two are recorded apart.
+#[test]
+fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kernels() {
+    use gradlab::gpu::ops::FirstAndOutputGradients;
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(53);
+    // (rows, next rows, fan_in, first layer's width, classes, how the forward is set up, kernels)
+    let one = &["first_and_output_gradients_and_forward"][..];
+    let apart = &["first_and_output_parameter_gradients", "linear_forward_vec4_out"][..];
+    for (rows, next_rows, fan_in, width, classes, setup, expected) in [
+        (64, 64, 2, 64, 3, "fits", one),
+        (13, 11, 3, 8, 2, "fits", one),
+        (9, 9, 2, 4, 4, "fits", one),
+        (8, 8, 2, 8, 3, "top is first", apart),
+        (8, 8, 2, 8, 3, "other data", apart),
+    ] {
+        let shape = format!("{rows} then {next_rows} rows, {fan_in}->{width}, {width}->{classes}, {setup}");
+        let first_count = width * fan_in + width;
+        let output_weight = first_count + 20;
+        let parameter_count = output_weight + classes * width + classes;
+        let x = random_vec(&mut rng, (rows + next_rows) * fan_in, 1.0);
+        let dy = random_vec(&mut rng, rows * width, 1.0);
+        let a_top = random_vec(&mut rng, rows.max(next_rows) * width, 1.0);
+        let dlogits = random_vec(&mut rng, rows * classes, 0.5);
+        let grads = random_vec(&mut rng, parameter_count, 0.1);
+        let parameters = random_vec(&mut rng, parameter_count, 0.5);
+        let first = LinearBackwardParams {
+            rows: rows as u32,
+            fan_in: fan_in as u32,
+            fan_out: width as u32,
+            weight_offset: 0,
+            bias_offset: (width * fan_in) as u32,
+            ..LinearBackwardParams::default()
+        };
+        let output = LinearBackwardParams {
+            rows: rows as u32,
+            fan_in: width as u32,
+            fan_out: classes as u32,
+            weight_offset: output_weight as u32,
+            bias_offset: (output_weight + classes * width) as u32,
+            ..LinearBackwardParams::default()
+        };
+        let forward = LinearForwardParams {
+            rows: next_rows as u32,
+            fan_in: fan_in as u32,
+            fan_out: width as u32,
+            weight_offset: 0,
+            bias_offset: (width * fan_in) as u32,
+            x_offset: (rows * fan_in) as u32,
+            activation: ActivationCode::Relu as u32,
+            pad0: 0,
+        };
+        let run = |together: bool| {
+            let buffer = |label, values: &[f64]| gpu.context.storage_buffer(label, &to32(values));
+            let x_buf = buffer("x", &x);
+            let other_x = buffer("other x", &x);
+            let dy_buf = buffer("dy", &dy);
+            let a_top_buf = buffer("a top", &a_top);
+            let gradients = FirstAndOutputGradients {
+                first,
+                output,
+                x: x_buf.clone(),
+                dy: dy_buf.clone(),
+                a_top: a_top_buf.clone(),
+                dlogits: buffer("dlogits", &dlogits),
+                grads: buffer("grads", &grads),
+            };
+            let p_buf = buffer("parameters", &parameters);
+            let z_buf = gpu.context.zeroed_buffer("z", next_rows * width);
+            let a_buf = if setup == "top is first" {
+                a_top_buf.clone()
+            } else {
+                gpu.context.zeroed_buffer("a", next_rows * width)
+            };
+            let forward_x = if setup == "other data" { &other_x } else { &x_buf };
+            let mut recorded = Vec::new();
+            gpu.run(|e| {
+                if together {
+                    gpu.ops
+                        .first_and_output_gradients_then_forward(
+                            e, &gradients, forward, forward_x, &p_buf, &z_buf, &a_buf,
+                        )
+                        .unwrap();
+                } else {
+                    gradients.record(&gpu.ops, e).unwrap();
+                    gpu.ops
+                        .linear_forward(e, forward, forward_x, &p_buf, &z_buf, &a_buf)
+                        .unwrap();
+                }
+                recorded = gpu.ops.dispatched_kernels(e);
+            });
+            let n = next_rows * width;
+            let read = |b| f32_bits(&gpu.read(b, n));
+            (
+                f32_bits(&gpu.read(&gradients.grads, parameter_count)),
+                read(&z_buf),
+                read(&a_buf),
+                recorded,
+            )
+        };
+        let (g1, z1, a1, recorded) = run(true);
+        let (g2, z2, a2, recorded_apart) = run(false);
+        assert_eq!(recorded, expected, "{shape}");
+        assert_eq!(recorded_apart, apart, "{shape}");
+        assert_eq!(g1, g2, "{shape}: parameter gradients");
+        assert_eq!(z1, z2, "{shape}: z");
+        assert_eq!(a1, a2, "{shape}: a");
+        // The data of the next micro-batch, not of this one, went into the forward.
+        let (p32, x32) = (to64(&to32(&parameters)), to64(&to32(&x)));
+        let (w, b) = p32[..first_count].split_at(width * fan_in);
+        let (z_want, a_want) = reference_forward(
+            &x32[rows * fan_in..],
+            next_rows,
+            fan_in,
+            w,
+            b,
+            width,
+            Some(Activation::Relu),
+        );
+        let values = |bits: &[u32]| bits.iter().map(|&v| f64::from(f32::from_bits(v))).collect::<Vec<_>>();
+        for (what, got, want) in [("z", values(&z1), z_want), ("a", values(&a1), a_want)] {
+            let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+            assert!(worst < 1e-5, "{shape}: {what} against the reference, worst {worst}");
+        }
+        let before = f32_bits(&grads);
+        let changed = (0..first_count)
+            .chain(output_weight..parameter_count)
+            .filter(|&i| g1[i] != before[i])
+            .count();
+        assert_eq!(
+            changed,
+            first_count + classes * width + classes,
+            "{shape}: every gradient was added to"
+        );
+    }
+}
+
 /// The gradient's reduction with the optimizer step in its parallel half
 /// (gradient_norm_and_optimizer.wgsl) gives the partial sums of reduce_partials.wgsl and the
 /// parameters and optimizer state of optimizer.wgsl bit for bit, for every optimizer, with and

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use super::context::GpuContext;
 use super::kernels::{
-    self, ActivationCode, FirstAndOutputParams, Kernel, KernelInfo, KernelParams, LinearBackwardParams,
-    LinearForwardParams, NormGradientParams, NormParams, OutputParams,
+    self, ActivationCode, FirstAndOutputParams, GradientsAndForwardParams, Kernel, KernelInfo, KernelParams,
+    LinearBackwardParams, LinearForwardParams, NormGradientParams, NormParams, OutputParams,
 };
 use super::GpuError;
 
@@ -455,32 +455,23 @@ impl GpuOps {
         a: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
-        let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-        check_nonempty(p.fan_in, p.fan_out)?;
-        check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
-        check(
-            parameters,
-            u64::from(p.weight_offset) + fan_in * fan_out,
-            "parameters (weight)",
-        )?;
-        check(parameters, u64::from(p.bias_offset) + fan_out, "parameters (bias)")?;
-        check(z, rows * fan_out, "output")?;
-        if p.activation != ActivationCode::Identity as u32 {
-            check(a, rows * fan_out, "activation output")?;
-        }
+        check_forward(&p, x, parameters, z, a)?;
         let buffers = [x, parameters, z, a];
-        if aligned(&[p.fan_in, p.x_offset, p.weight_offset]) {
-            check_whole_vec4s(&[x, parameters])?;
-            let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
-            self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
-        } else if aligned(&[p.fan_out]) {
-            // Inputs of any count (the first layer of 2-D data), outputs stored as vec4s.
-            check_whole_vec4s(&[z, a])?;
-            let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
-            self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, &buffers, blocks)
-        } else {
-            let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
-            self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
+        match ForwardLayout::of(&p) {
+            ForwardLayout::Vec4 => {
+                check_whole_vec4s(&[x, parameters])?;
+                let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
+                self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
+            }
+            ForwardLayout::Vec4Outputs => {
+                check_whole_vec4s(&[z, a])?;
+                let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
+                self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, &buffers, blocks)
+            }
+            ForwardLayout::Scalar => {
+                let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
+                self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
+            }
         }
     }
 
@@ -597,10 +588,7 @@ impl GpuOps {
         // Both halves' sizes are checked before anything is recorded, on either path.
         check_parameter_gradient(&first, x, dy, grads)?;
         check_parameter_gradient(&output, a_top, dlogits, grads)?;
-        let output_fits =
-            aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= MAX_CLASSES_IN_REGISTERS;
-        let first_fits = ParameterGradientLayout::of(&first) == ParameterGradientLayout::Vec4Outputs;
-        if !(first_fits && output_fits && output.rows == first.rows) {
+        if !first_and_output_share_a_dispatch(&first, &output) {
             self.linear_parameter_gradient(recorder, output, a_top, dlogits, grads)?;
             return self.linear_parameter_gradient(recorder, first, x, dy, grads);
         }
@@ -624,6 +612,76 @@ impl GpuOps {
         self.run(
             recorder,
             &kernels::FIRST_AND_OUTPUT_PARAMETER_GRADIENTS,
+            &params,
+            &buffers,
+            jobs,
+        )
+    }
+
+    /// [`GpuOps::first_and_output_parameter_gradients`] of one micro-batch, then
+    /// [`GpuOps::linear_forward`] of the first layer for the next: in one dispatch
+    /// (first_and_output_gradients_and_forward.wgsl, the numbers of the separate kernels bit for
+    /// bit) where the gradients share a dispatch, the forward takes its vec4-output kernel, it is
+    /// the same layer reading the same data, and it writes nothing the gradients read; as the
+    /// two otherwise.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn first_and_output_gradients_then_forward(
+        &self,
+        recorder: &mut Recorder,
+        gradients: &FirstAndOutputGradients,
+        forward: LinearForwardParams,
+        x: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let g = gradients;
+        let (first, output) = (g.first, g.output);
+        check_parameter_gradient(&first, &g.x, &g.dy, &g.grads)?;
+        check_parameter_gradient(&output, &g.a_top, &g.dlogits, &g.grads)?;
+        check_forward(&forward, x, parameters, z, a)?;
+        let same_layer = (
+            forward.fan_in,
+            forward.fan_out,
+            forward.weight_offset,
+            forward.bias_offset,
+        ) == (first.fan_in, first.fan_out, first.weight_offset, first.bias_offset);
+        let read_by_gradients = [&g.x, &g.dy, &g.a_top, &g.dlogits, &g.grads];
+        let apart = !read_by_gradients.contains(&z) && !read_by_gradients.contains(&a) && *parameters != g.grads;
+        let fits = first_and_output_share_a_dispatch(&first, &output)
+            && ForwardLayout::of(&forward) == ForwardLayout::Vec4Outputs
+            && forward.rows > 0;
+        if !(fits && same_layer && apart && *x == g.x) {
+            self.first_and_output_parameter_gradients(
+                recorder, first, output, &g.x, &g.dy, &g.a_top, &g.dlogits, &g.grads,
+            )?;
+            return self.linear_forward(recorder, forward, x, parameters, z, a);
+        }
+        check_whole_vec4s(&[&g.dy, &g.a_top, z, a])?;
+        let params = GradientsAndForwardParams {
+            rows: first.rows,
+            fan_in: first.fan_in,
+            fan_out: first.fan_out,
+            weight_offset: first.weight_offset,
+            bias_offset: first.bias_offset,
+            x_offset: first.x_offset,
+            classes: output.fan_out,
+            output_fan_in: output.fan_in,
+            output_weight_offset: output.weight_offset,
+            output_bias_offset: output.bias_offset,
+            forward_rows: forward.rows,
+            forward_x_offset: forward.x_offset,
+            activation: forward.activation,
+            ..GradientsAndForwardParams::default()
+        };
+        // The jobs of the three blocks, as the kernel splits its invocations.
+        let jobs = output.fan_in / 4
+            + vec4_out_parameter_gradient_blocks(&first)
+            + forward.rows.div_ceil(8) * (forward.fan_out / 4);
+        let buffers = [x, &g.dy, &g.grads, &g.a_top, &g.dlogits, parameters, z, a];
+        self.run(
+            recorder,
+            &kernels::FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD,
             &params,
             &buffers,
             jobs,
@@ -689,6 +747,96 @@ impl GpuOps {
 /// The most classes the output layer's vec4 kernels keep in registers (one vec4 of logits);
 /// every dataset of the Lab has two or three.
 const MAX_CLASSES_IN_REGISTERS: u32 = 4;
+
+/// The parameter gradients of the first and the output layer of one micro-batch
+/// ([`GpuOps::first_and_output_parameter_gradients`]), the last dispatch of its backward, held
+/// until the next micro-batch's forward can share it
+/// ([`GpuOps::first_and_output_gradients_then_forward`]).
+#[derive(Debug, Clone)]
+pub struct FirstAndOutputGradients {
+    pub first: LinearBackwardParams,
+    pub output: LinearBackwardParams,
+    /// The first layer's input (the data) and the gradient at its output.
+    pub x: wgpu::Buffer,
+    pub dy: wgpu::Buffer,
+    /// The output layer's input (the top hidden layer's activations) and the logits' gradient.
+    pub a_top: wgpu::Buffer,
+    pub dlogits: wgpu::Buffer,
+    pub grads: wgpu::Buffer,
+}
+
+impl FirstAndOutputGradients {
+    /// Records the gradients on their own.
+    pub fn record(&self, ops: &GpuOps, recorder: &mut Recorder) -> Result<(), GpuError> {
+        ops.first_and_output_parameter_gradients(
+            recorder,
+            self.first,
+            self.output,
+            &self.x,
+            &self.dy,
+            &self.a_top,
+            &self.dlogits,
+            &self.grads,
+        )
+    }
+}
+
+/// Whether the first layer's and the output layer's parameter gradients take one dispatch: the
+/// first layer's outputs are whole vec4s, the output layer has at most four classes over a
+/// width of whole vec4s, and both have the same rows.
+fn first_and_output_share_a_dispatch(first: &LinearBackwardParams, output: &LinearBackwardParams) -> bool {
+    let output_fits = aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= MAX_CLASSES_IN_REGISTERS;
+    let first_fits = ParameterGradientLayout::of(first) == ParameterGradientLayout::Vec4Outputs;
+    first_fits && output_fits && output.rows == first.rows
+}
+
+/// The checks of a linear layer's forward, whichever kernel runs it.
+fn check_forward(
+    p: &LinearForwardParams,
+    x: &wgpu::Buffer,
+    parameters: &wgpu::Buffer,
+    z: &wgpu::Buffer,
+    a: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
+    check(
+        parameters,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "parameters (weight)",
+    )?;
+    check(parameters, u64::from(p.bias_offset) + fan_out, "parameters (bias)")?;
+    check(z, rows * fan_out, "output")?;
+    if p.activation != ActivationCode::Identity as u32 {
+        check(a, rows * fan_out, "activation output")?;
+    }
+    Ok(())
+}
+
+/// How a linear layer's rows lie in memory, which picks the kernel for its forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ForwardLayout {
+    /// Inputs, their offset and the weights in whole vec4s (linear_forward.wgsl).
+    Vec4,
+    /// Outputs in whole vec4s, inputs of any count, as the first layer of 2-D data
+    /// (linear_forward_vec4_out.wgsl).
+    Vec4Outputs,
+    /// Any other shape (linear_forward_scalar.wgsl).
+    Scalar,
+}
+
+impl ForwardLayout {
+    fn of(p: &LinearForwardParams) -> Self {
+        if aligned(&[p.fan_in, p.x_offset, p.weight_offset]) {
+            ForwardLayout::Vec4
+        } else if aligned(&[p.fan_out]) {
+            ForwardLayout::Vec4Outputs
+        } else {
+            ForwardLayout::Scalar
+        }
+    }
+}
 
 /// How a linear layer's rows lie in memory, which picks the kernel for its parameter gradients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

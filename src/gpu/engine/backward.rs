@@ -3,26 +3,31 @@
 //! fused in; two dispatches for shapes that are not whole vec4s; the first layer has no input
 //! gradient, and the output layer's forward dispatch wrote its input gradient where
 //! [`GpuEngine::output_writes_input_gradient`]: then the output layer's parameter gradients
-//! share the first layer's dispatch, the last of the pass); a norm layer adds one dispatch
+//! share the first layer's dispatch, the last of the pass, which the next micro-batch's first
+//! forward dispatch may share in turn); a norm layer adds one dispatch
 //! (BatchNorm-shaped sets) or two (its scale and shift gradients, then its input gradient).
 //! The gradients between layers alternate between two workspace buffers, so that no dispatch
 //! reads the buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
 use crate::gpu::kernels::{ActivationCode, LinearBackwardParams};
-use crate::gpu::ops::Recorder;
+use crate::gpu::ops::{FirstAndOutputGradients, Recorder};
 use crate::gpu::GpuError;
 
 impl GpuEngine {
     /// Backward of the weighted loss after a training forward (which left the gradient of the
-    /// logits in `ws.dlogits`); adds the parameter gradients into `target`.
+    /// logits in `ws.dlogits`); adds the parameter gradients into `target`. With `defer_last`,
+    /// the first and output layers' parameter gradients, where they share the pass's last
+    /// dispatch, are returned instead of recorded: the next micro-batch's forward records them
+    /// (with its first dispatch where it can); nothing may read `target` before.
     pub(super) fn backward(
         &self,
         recorder: &mut Recorder,
         ws: &Workspace,
         source: Source<'_>,
         target: &wgpu::Buffer,
-    ) -> Result<(), GpuError> {
+        defer_last: bool,
+    ) -> Result<Option<FirstAndOutputGradients>, GpuError> {
         let rows = source.rows as u32;
         let activation = ActivationCode::from(self.layout.spec.activation) as u32;
         let hidden = &self.layout.hidden;
@@ -105,20 +110,23 @@ impl GpuEngine {
                     ws.activation_gradient(l - 1),
                 )?;
             } else if output_parameters_last {
-                self.ops.first_and_output_parameter_gradients(
-                    recorder,
-                    params,
+                let last = FirstAndOutputGradients {
+                    first: params,
                     output,
-                    x,
-                    dy,
-                    top_input,
-                    logit_gradient,
-                    target,
-                )?;
+                    x: x.clone(),
+                    dy: dy.clone(),
+                    a_top: top_input.clone(),
+                    dlogits: logit_gradient.clone(),
+                    grads: target.clone(),
+                };
+                if defer_last {
+                    return Ok(Some(last));
+                }
+                last.record(&self.ops, recorder)?;
             } else {
                 self.ops.linear_parameter_gradient(recorder, params, x, dy, target)?;
             }
         }
-        Ok(())
+        Ok(None)
     }
 }

@@ -9,14 +9,15 @@
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
-use crate::gpu::ops::Recorder;
+use crate::gpu::ops::{FirstAndOutputGradients, Recorder};
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 
 impl GpuEngine {
     /// Forward pass over `source` into `ws`; leaves probabilities, correctness and, in training
     /// mode, the gradient of the weighted loss with respect to the logits in `ws`, and the rows'
-    /// losses in `losses`.
+    /// losses in `losses`. `earlier_gradients`, the last dispatch of the previous micro-batch's
+    /// backward, is recorded first, in the first layer's dispatch where it fits.
     pub(super) fn forward(
         &self,
         recorder: &mut Recorder,
@@ -24,6 +25,7 @@ impl GpuEngine {
         source: Source<'_>,
         mode: Mode,
         losses: RowLosses<'_>,
+        mut earlier_gradients: Option<FirstAndOutputGradients>,
     ) -> Result<(), GpuError> {
         let rows = source.rows;
         if rows > ws.rows {
@@ -54,8 +56,20 @@ impl GpuEngine {
                 } as u32,
                 pad0: 0,
             };
-            self.ops
-                .linear_forward(recorder, params, x, &self.params, &buffers.z, &buffers.a)?;
+            match earlier_gradients.take() {
+                Some(gradients) => self.ops.first_and_output_gradients_then_forward(
+                    recorder,
+                    &gradients,
+                    params,
+                    x,
+                    &self.params,
+                    &buffers.z,
+                    &buffers.a,
+                )?,
+                None => self
+                    .ops
+                    .linear_forward(recorder, params, x, &self.params, &buffers.z, &buffers.a)?,
+            }
             let Some((scale, shift)) = norm_parameters else {
                 continue;
             };
@@ -112,6 +126,10 @@ impl GpuEngine {
                     )?;
                 }
             }
+        }
+        // A network without hidden layers would not have taken them above.
+        if let Some(gradients) = earlier_gradients {
+            gradients.record(&self.ops, recorder)?;
         }
         let top = self.layout.hidden.len() - 1;
         let last = &ws.layers[top].a;

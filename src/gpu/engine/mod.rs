@@ -16,7 +16,7 @@ use super::kernels::{
     self, ActivationCode, ClipParams, GradientNormAndOptimizerParams, NormParams, OptimizerKind, OptimizerParams,
     ReduceMode, ReduceParams,
 };
-use super::ops::{GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
+use super::ops::{FirstAndOutputGradients, GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
 use super::readback::{read_f32, read_f32_and_timestamps, Queries};
 use super::GpuError;
 use crate::sim::backend::StepBatch;
@@ -720,6 +720,8 @@ impl GpuEngine {
         let mut deferred_losses: Option<std::ops::Range<usize>> = None;
         // The gradient's reduction took the optimizer step that follows it.
         let mut optimizer_stepped = false;
+        // The last backward dispatch of a micro-batch, for the next micro-batch's forward.
+        let mut pending_gradients: Option<FirstAndOutputGradients> = None;
         for (i, op) in plan.ops.iter().enumerate() {
             if timed.as_ref().is_some_and(|span| *span.start() == i) {
                 recorder.mark(TimingMark::Start);
@@ -739,8 +741,8 @@ impl GpuEngine {
                         gradient_weight: (1.0 / batch.item_count().max(1) as f64) as f32,
                     };
                     let losses = self.metrics.own_losses();
-                    self.forward(&mut recorder, &self.metrics, source, mode, losses)?;
-                    self.backward(&mut recorder, &self.metrics, source, &self.reference)?;
+                    self.forward(&mut recorder, &self.metrics, source, mode, losses, None)?;
+                    self.backward(&mut recorder, &self.metrics, source, &self.reference, false)?;
                     has_reference = true;
                 }
                 Op::GradientAsReference => {
@@ -775,8 +777,14 @@ impl GpuEngine {
                         buffer: &self.step_row_loss,
                         offset: rows.start,
                     };
-                    self.forward(&mut recorder, &self.train, source, mode, losses)?;
-                    self.backward(&mut recorder, &self.train, source, &self.grads)?;
+                    // The last backward dispatch of the micro-batch before waits for this
+                    // forward's first; this one's waits for the next micro-batch where one
+                    // follows at once (nothing reads the gradient in between).
+                    let next_accumulates = matches!(plan.ops.get(i + 1), Some(Op::Accumulate { .. }));
+                    let earlier = pending_gradients.take();
+                    self.forward(&mut recorder, &self.train, source, mode, losses, earlier)?;
+                    pending_gradients =
+                        self.backward(&mut recorder, &self.train, source, &self.grads, next_accumulates)?;
                     let run_start = unsummed_losses.take().map_or(rows.start, |run| run.start);
                     unsummed_losses = Some(run_start..rows.end);
                     let next_continues = plan.ops[i + 1..]
@@ -840,7 +848,7 @@ impl GpuEngine {
                         rows: self.test_rows,
                     };
                     let losses = self.metrics.own_losses();
-                    self.forward(&mut recorder, &self.metrics, source, Mode::Eval, losses)?;
+                    self.forward(&mut recorder, &self.metrics, source, Mode::Eval, losses, None)?;
                     let rows = self.test_rows;
                     // One pass fills TEST_LOSS_SUM and TEST_CORRECT.
                     self.reduce(
@@ -874,6 +882,11 @@ impl GpuEngine {
             if timed.as_ref().is_some_and(|span| *span.end() == i) {
                 recorder.mark(TimingMark::End);
             }
+        }
+        // Deferred only where another micro-batch followed at once, which took them; kept
+        // here so that no plan can drop a gradient.
+        if let Some(gradients) = pending_gradients.take() {
+            gradients.record(&self.ops, &mut recorder)?;
         }
         self.sum_losses(&mut recorder, deferred_losses.take())?;
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
@@ -1057,6 +1070,7 @@ impl GpuEngine {
                 source,
                 Mode::Eval,
                 self.metrics.own_losses(),
+                None,
             )?;
             // Predictions bind fresh input buffers, so they use a throwaway submitter.
             Submitter::new().submit(&self.context, &self.ops, recorder);

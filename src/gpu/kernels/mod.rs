@@ -209,6 +209,32 @@ kernel_params! {
 }
 
 kernel_params! {
+    /// [`FirstAndOutputParams`] and the first layer's forward of the next micro-batch in one
+    /// dispatch (first_and_output_gradients_and_forward.wgsl): the same layer, so the forward
+    /// shares `fan_in`, `fan_out` and the offsets of the weight and bias.
+    pub struct GradientsAndForwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        pub classes: u32,
+        pub output_fan_in: u32,
+        pub output_weight_offset: u32,
+        pub output_bias_offset: u32,
+        /// The next micro-batch's rows and the offset of its first input.
+        pub forward_rows: u32,
+        pub forward_x_offset: u32,
+        /// The [`ActivationCode`] the forward applies.
+        pub activation: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
+    }
+}
+
+kernel_params! {
     /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl,
     /// norm_backward_across_sets.wgsl; declared in shared/norm.wgsl).
     pub struct NormParams {
@@ -431,7 +457,11 @@ pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
 pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams> = Kernel::new(
     "linear_forward_vec4_out",
-    with_activations!("linear_forward_vec4_out.wgsl"),
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_forward_vec4_out_block.wgsl"),
+        include_str!("linear_forward_vec4_out.wgsl")
+    ),
 );
 pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
     "linear_parameter_gradient",
@@ -459,6 +489,17 @@ pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams> = K
         include_str!("shared/output_parameter_gradient_block.wgsl"),
         include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
         include_str!("first_and_output_parameter_gradients.wgsl")
+    ),
+);
+pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardParams> = Kernel::new(
+    "first_and_output_gradients_and_forward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/grads4.wgsl"),
+        include_str!("shared/output_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("shared/linear_forward_vec4_out_block.wgsl"),
+        include_str!("first_and_output_gradients_and_forward.wgsl")
     ),
 );
 pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
@@ -551,6 +592,7 @@ pub const ALL: &[KernelInfo] = &[
     LINEAR_PARAMETER_GRADIENT_SCALAR.info,
     LINEAR_PARAMETER_GRADIENT_VEC4_OUT.info,
     FIRST_AND_OUTPUT_PARAMETER_GRADIENTS.info,
+    FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD.info,
     LINEAR_INPUT_GRADIENT.info,
     LINEAR_INPUT_GRADIENT_SCALAR.info,
     LINEAR_BACKWARD.info,
