@@ -1151,7 +1151,7 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
 /// one dispatch (first_and_output_gradients_and_forward.wgsl) give the separate kernels'
 /// gradients, z and a bit for bit (next micro-batches of the same and of fewer rows, each at its
 /// offset in the data); where the forward would write what the gradients read (the top hidden
-/// layer is the first), reads other data or is another shape, the two are recorded apart.
+/// layer is the first), reads other data or is another layer, the two are recorded apart.
 #[test]
 fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kernels() {
     use gradlab::gpu::ops::FirstAndOutputGradients;
@@ -1166,6 +1166,7 @@ fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kerne
         (9, 9, 2, 4, 4, "fits", one),
         (8, 8, 2, 8, 3, "top is first", apart),
         (8, 8, 2, 8, 3, "other data", apart),
+        (8, 8, 2, 8, 3, "other layer", apart),
     ] {
         let shape = format!("{rows} then {next_rows} rows, {fan_in}->{width}, {width}->{classes}, {setup}");
         let first_count = width * fan_in + width;
@@ -1193,12 +1194,14 @@ fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kerne
             bias_offset: (output_weight + classes * width) as u32,
             ..LinearBackwardParams::default()
         };
+        // "other layer": the forward reads weights and biases that are not the first layer's.
+        let other_layer = if setup == "other layer" { first_count } else { 0 };
         let forward = LinearForwardParams {
             rows: next_rows as u32,
             fan_in: fan_in as u32,
             fan_out: width as u32,
-            weight_offset: 0,
-            bias_offset: (width * fan_in) as u32,
+            weight_offset: other_layer as u32,
+            bias_offset: (other_layer + width * fan_in) as u32,
             x_offset: (rows * fan_in) as u32,
             activation: ActivationCode::Relu as u32,
             pad0: 0,
@@ -1260,7 +1263,7 @@ fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kerne
         assert_eq!(a1, a2, "{shape}: a");
         // The data of the next micro-batch, not of this one, went into the forward.
         let (p32, x32) = (to64(&to32(&parameters)), to64(&to32(&x)));
-        let (w, b) = p32[..first_count].split_at(width * fan_in);
+        let (w, b) = p32[other_layer..other_layer + first_count].split_at(width * fan_in);
         let (z_want, a_want) = reference_forward(
             &x32[rows * fan_in..],
             next_rows,

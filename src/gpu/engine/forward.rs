@@ -127,7 +127,8 @@ impl GpuEngine {
                 }
             }
         }
-        // A network without hidden layers would not have taken them above.
+        // The first layer took them above (every network has a hidden layer: the output layer
+        // reads the top one); gradients are never dropped, whatever a later change does.
         if let Some(gradients) = earlier_gradients {
             gradients.record(&self.ops, recorder)?;
         }
