@@ -457,18 +457,18 @@ impl GpuOps {
         let p = params;
         check_forward(&p, x, parameters, z, a)?;
         let buffers = [x, parameters, z, a];
-        match ForwardLayout::of(&p) {
-            ForwardLayout::Vec4 => {
+        match LinearLayout::for_forward(&p) {
+            LinearLayout::Vec4 => {
                 check_whole_vec4s(&[x, parameters])?;
                 let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
                 self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
             }
-            ForwardLayout::Vec4Outputs => {
+            LinearLayout::Vec4Outputs => {
                 check_whole_vec4s(&[z, a])?;
                 let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
                 self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, &buffers, blocks)
             }
-            ForwardLayout::Scalar => {
+            LinearLayout::Scalar => {
                 let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
                 self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
             }
@@ -547,19 +547,19 @@ impl GpuOps {
         let p = params;
         check_parameter_gradient(&p, x, dy, grads)?;
         let buffers = [x, dy, grads];
-        match ParameterGradientLayout::of(&p) {
-            ParameterGradientLayout::Vec4 => {
+        match LinearLayout::for_parameter_gradient(&p) {
+            LinearLayout::Vec4 => {
                 check_whole_vec4s(&[x, dy])?;
                 let blocks = parameter_gradient_blocks(&p);
                 self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
             }
-            ParameterGradientLayout::Vec4Outputs => {
+            LinearLayout::Vec4Outputs => {
                 check_whole_vec4s(&[dy])?;
                 let blocks = vec4_out_parameter_gradient_blocks(&p);
                 let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT;
                 self.run(recorder, kernel, &p, &buffers, blocks)
             }
-            ParameterGradientLayout::Scalar => {
+            LinearLayout::Scalar => {
                 let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
                 let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
                 self.run(recorder, kernel, &p, &buffers, invocations)
@@ -649,7 +649,7 @@ impl GpuOps {
         let read_by_gradients = [&g.x, &g.dy, &g.a_top, &g.dlogits, &g.grads];
         let apart = !read_by_gradients.contains(&z) && !read_by_gradients.contains(&a) && *parameters != g.grads;
         let fits = first_and_output_share_a_dispatch(&first, &output)
-            && ForwardLayout::of(&forward) == ForwardLayout::Vec4Outputs
+            && LinearLayout::for_forward(&forward) == LinearLayout::Vec4Outputs
             && forward.rows > 0;
         if !(fits && same_layer && apart && *x == g.x) {
             self.first_and_output_parameter_gradients(
@@ -786,7 +786,7 @@ impl FirstAndOutputGradients {
 /// width of whole vec4s, and both have the same rows.
 fn first_and_output_share_a_dispatch(first: &LinearBackwardParams, output: &LinearBackwardParams) -> bool {
     let output_fits = aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= MAX_CLASSES_IN_REGISTERS;
-    let first_fits = ParameterGradientLayout::of(first) == ParameterGradientLayout::Vec4Outputs;
+    let first_fits = LinearLayout::for_parameter_gradient(first) == LinearLayout::Vec4Outputs;
     first_fits && output_fits && output.rows == first.rows
 }
 
@@ -814,51 +814,38 @@ fn check_forward(
     Ok(())
 }
 
-/// How a linear layer's rows lie in memory, which picks the kernel for its forward.
+/// How a linear layer's rows lie in memory, which picks its forward and parameter-gradient
+/// kernels (each asks for its own alignment: the forward's inputs and weights, the gradient's
+/// inputs and outputs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ForwardLayout {
-    /// Inputs, their offset and the weights in whole vec4s (linear_forward.wgsl).
+enum LinearLayout {
+    /// Whole vec4s throughout (linear_forward.wgsl, linear_parameter_gradient.wgsl).
     Vec4,
     /// Outputs in whole vec4s, inputs of any count, as the first layer of 2-D data
-    /// (linear_forward_vec4_out.wgsl).
+    /// (linear_forward_vec4_out.wgsl, linear_parameter_gradient_vec4_out.wgsl: dy loaded four
+    /// at a time).
     Vec4Outputs,
-    /// Any other shape (linear_forward_scalar.wgsl).
+    /// Any other shape (linear_forward_scalar.wgsl, linear_parameter_gradient_scalar.wgsl).
     Scalar,
 }
 
-impl ForwardLayout {
-    fn of(p: &LinearForwardParams) -> Self {
-        if aligned(&[p.fan_in, p.x_offset, p.weight_offset]) {
-            ForwardLayout::Vec4
-        } else if aligned(&[p.fan_out]) {
-            ForwardLayout::Vec4Outputs
+impl LinearLayout {
+    fn new(vec4: bool, fan_out: u32) -> Self {
+        if vec4 {
+            LinearLayout::Vec4
+        } else if aligned(&[fan_out]) {
+            LinearLayout::Vec4Outputs
         } else {
-            ForwardLayout::Scalar
+            LinearLayout::Scalar
         }
     }
-}
 
-/// How a linear layer's rows lie in memory, which picks the kernel for its parameter gradients.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ParameterGradientLayout {
-    /// Inputs and outputs in whole vec4s (linear_parameter_gradient.wgsl).
-    Vec4,
-    /// Outputs in whole vec4s, inputs of any count, as the first layer of 2-D data
-    /// (linear_parameter_gradient_vec4_out.wgsl: dy loaded four at a time).
-    Vec4Outputs,
-    /// Any other shape (linear_parameter_gradient_scalar.wgsl).
-    Scalar,
-}
+    fn for_forward(p: &LinearForwardParams) -> Self {
+        Self::new(aligned(&[p.fan_in, p.x_offset, p.weight_offset]), p.fan_out)
+    }
 
-impl ParameterGradientLayout {
-    fn of(p: &LinearBackwardParams) -> Self {
-        if aligned(&[p.fan_in, p.x_offset, p.fan_out]) {
-            ParameterGradientLayout::Vec4
-        } else if aligned(&[p.fan_out]) {
-            ParameterGradientLayout::Vec4Outputs
-        } else {
-            ParameterGradientLayout::Scalar
-        }
+    fn for_parameter_gradient(p: &LinearBackwardParams) -> Self {
+        Self::new(aligned(&[p.fan_in, p.x_offset, p.fan_out]), p.fan_out)
     }
 }
 
