@@ -1291,6 +1291,224 @@ fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kerne
     }
 }
 
+/// A training pass's top hidden layer and the output layer in one dispatch
+/// (top_layer_and_output.wgsl) give what linear_forward.wgsl and output_cross_entropy_vec4.wgsl
+/// give apart, bit for bit: the activations, row losses (at an offset), logit gradients and the
+/// gradient at the top layer's activation input, for rows that fill and that do not fill a
+/// workgroup's 8, inputs at an offset, 2 to 4 classes, widths 4 to 64 and ReLU and tanh. Shapes
+/// the kernel does not take are refused, and the engine records the two kernels for them.
+#[test]
+fn gpu_top_layer_and_output_equal_the_separate_kernels() {
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(61);
+    // (rows, fan_in, width, classes, activation, the row of the data the pass starts at)
+    for (rows, fan_in, width, classes, activation, first_row) in [
+        (64, 64, 64, 3, Activation::Relu, 0),
+        (13, 8, 32, 2, Activation::Tanh, 5),
+        (9, 4, 4, 4, Activation::Relu, 0),
+        (70, 16, 64, 3, Activation::Relu, 2),
+    ] {
+        let shape = format!("{rows} rows from {first_row}, {fan_in}->{width} {activation:?}, {width}->{classes}");
+        let data_rows = first_row + rows;
+        let x = random_vec(&mut rng, data_rows * fan_in, 1.0);
+        let top_weight = 8;
+        let output_weight = top_weight + width * fan_in + width + 4;
+        let parameter_count = output_weight + classes * width + classes;
+        let parameters = random_vec(&mut rng, parameter_count, 0.5);
+        let labels: Vec<u32> = (0..data_rows).map(|i| ((i * 5 + 2) % classes) as u32).collect();
+        let loss_offset = 3;
+        let top = LinearForwardParams {
+            rows: rows as u32,
+            fan_in: fan_in as u32,
+            fan_out: width as u32,
+            weight_offset: top_weight as u32,
+            bias_offset: (top_weight + width * fan_in) as u32,
+            x_offset: (first_row * fan_in) as u32,
+            activation: ActivationCode::from(activation) as u32,
+            pad0: 0,
+        };
+        let output = OutputParams {
+            rows: rows as u32,
+            classes: classes as u32,
+            fan_in: width as u32,
+            weight_offset: output_weight as u32,
+            bias_offset: (output_weight + classes * width) as u32,
+            label_offset: first_row as u32,
+            gradient_weight: 1.0 / 64.0,
+            write_gradient: 1,
+            loss_offset: loss_offset as u32,
+            write_input_gradient: 1,
+            activation_below: top.activation,
+            ..OutputParams::default()
+        };
+        assert!(GpuOps::fuses_top_layer_and_output(&top, &output), "{shape}");
+        let run = |together: bool| {
+            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
+            let p_buf = gpu.context.storage_buffer("parameters", &to32(&parameters));
+            let l_buf = labels_buffer(&gpu, &labels);
+            let z_buf = gpu.context.zeroed_buffer("z", rows * width);
+            let a_buf = gpu.context.zeroed_buffer("a", rows * width);
+            let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
+            // Losses start at -1: a loss is never negative.
+            let loss_buf = gpu
+                .context
+                .storage_buffer("row loss", &vec![-1.0f32; loss_offset + rows]);
+            let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
+            let dlogits_buf = gpu.context.zeroed_buffer("dlogits", rows * classes);
+            let du_buf = gpu.context.zeroed_buffer("du", rows * width);
+            let mut recorded = Vec::new();
+            gpu.run(|e| {
+                if together {
+                    gpu.ops
+                        .top_layer_and_output(
+                            e,
+                            top,
+                            output,
+                            &x_buf,
+                            &p_buf,
+                            &l_buf,
+                            &a_buf,
+                            &loss_buf,
+                            &dlogits_buf,
+                            &du_buf,
+                        )
+                        .unwrap();
+                } else {
+                    gpu.ops.linear_forward(e, top, &x_buf, &p_buf, &z_buf, &a_buf).unwrap();
+                    gpu.ops
+                        .output_cross_entropy(
+                            e,
+                            output,
+                            &a_buf,
+                            &p_buf,
+                            &l_buf,
+                            &probs_buf,
+                            &loss_buf,
+                            &correct_buf,
+                            &dlogits_buf,
+                            &du_buf,
+                        )
+                        .unwrap();
+                }
+                recorded = gpu.ops.dispatched_kernels(e);
+            });
+            let read = |b, n| f32_bits(&gpu.read(b, n));
+            (
+                [
+                    read(&a_buf, rows * width),
+                    read(&loss_buf, loss_offset + rows),
+                    read(&dlogits_buf, rows * classes),
+                    read(&du_buf, rows * width),
+                ],
+                recorded,
+            )
+        };
+        let (together, recorded) = run(true);
+        let (apart, recorded_apart) = run(false);
+        assert_eq!(recorded, ["top_layer_and_output"], "{shape}");
+        assert_eq!(
+            recorded_apart,
+            ["linear_forward", "output_cross_entropy_vec4"],
+            "{shape}"
+        );
+        for (what, one, two) in ["a", "row losses", "logit gradients", "input gradient"]
+            .into_iter()
+            .zip(together.iter().zip(&apart))
+            .map(|(what, (one, two))| (what, one, two))
+        {
+            assert_eq!(one, two, "{shape}: {what}");
+        }
+        // The activations are the reference's (the rest follows from them as the separate
+        // kernels' tests check), and every row's loss was written, none before the offset.
+        let loss = |bits: &u32| f32::from_bits(*bits);
+        let p32 = to64(&to32(&parameters));
+        let (w, b) = p32[top_weight..top_weight + width * fan_in + width].split_at(width * fan_in);
+        let x32 = to64(&to32(&x));
+        let (_, a_want) = reference_forward(&x32[first_row * fan_in..], rows, fan_in, w, b, width, Some(activation));
+        let a_got: Vec<f64> = together[0].iter().map(|&v| f64::from(f32::from_bits(v))).collect();
+        let worst = a_got
+            .iter()
+            .zip(&a_want)
+            .map(|(g, w)| (g - w).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-5, "{shape}: a against the reference, worst {worst}");
+        let losses = &together[1];
+        assert!(
+            losses[..loss_offset].iter().all(|l| loss(l) == -1.0),
+            "{shape}: losses before the offset"
+        );
+        assert!(
+            losses[loss_offset..]
+                .iter()
+                .all(|l| loss(l) >= 0.0 && loss(l).is_finite()),
+            "{shape}: every row's loss"
+        );
+    }
+    // What the kernel does not take: too wide, too many classes, inputs not in vec4s, an
+    // evaluation, a derivative that needs z.
+    let top = LinearForwardParams {
+        rows: 8,
+        fan_in: 64,
+        fan_out: 64,
+        weight_offset: 0,
+        bias_offset: 4096,
+        activation: ActivationCode::Relu as u32,
+        ..LinearForwardParams::default()
+    };
+    let output = OutputParams {
+        rows: 8,
+        classes: 3,
+        fan_in: 64,
+        weight_offset: 4160,
+        bias_offset: 4352,
+        write_gradient: 1,
+        write_input_gradient: 1,
+        activation_below: ActivationCode::Relu as u32,
+        ..OutputParams::default()
+    };
+    assert!(GpuOps::fuses_top_layer_and_output(&top, &output));
+    let gelu = ActivationCode::Gelu as u32;
+    for (what, top, output) in [
+        (
+            "68 wide",
+            LinearForwardParams { fan_out: 68, ..top },
+            OutputParams { fan_in: 68, ..output },
+        ),
+        ("5 classes", top, OutputParams { classes: 5, ..output }),
+        ("6 inputs", LinearForwardParams { fan_in: 6, ..top }, output),
+        (
+            "evaluation",
+            top,
+            OutputParams {
+                write_gradient: 0,
+                write_input_gradient: 0,
+                ..output
+            },
+        ),
+        (
+            "GELU",
+            LinearForwardParams {
+                activation: gelu,
+                ..top
+            },
+            OutputParams {
+                activation_below: gelu,
+                ..output
+            },
+        ),
+    ] {
+        assert!(!GpuOps::fuses_top_layer_and_output(&top, &output), "{what}");
+        let b = gpu.context.zeroed_buffer("any", 8 * 4 * 1024);
+        let labels = labels_buffer(&gpu, &[0; 8]);
+        let mut recorder = Recorder::new();
+        let refused = gpu
+            .ops
+            .top_layer_and_output(&mut recorder, top, output, &b, &b, &labels, &b, &b, &b, &b);
+        assert!(refused.is_err(), "{what}");
+        assert!(gpu.ops.dispatched_kernels(&recorder).is_empty(), "{what}");
+    }
+}
+
 /// The gradient's reduction with the optimizer step in its parallel half
 /// (gradient_norm_and_optimizer.wgsl) gives the partial sums of reduce_partials.wgsl and the
 /// parameters and optimizer state of optimizer.wgsl bit for bit, for every optimizer, with and

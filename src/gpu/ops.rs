@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::context::GpuContext;
 use super::kernels::{
     self, ActivationCode, FirstAndOutputParams, GradientsAndForwardParams, Kernel, KernelInfo, KernelParams,
-    LinearBackwardParams, LinearForwardParams, NormGradientParams, NormParams, OutputParams,
+    LinearBackwardParams, LinearForwardParams, NormGradientParams, NormParams, OutputParams, TopLayerAndOutputParams,
 };
 use super::GpuError;
 
@@ -496,33 +496,10 @@ impl GpuOps {
         du_below: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
         let p = params;
-        let (rows, fan_in, classes) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.classes));
-        check_nonempty(p.fan_in, p.classes)?;
-        check(x, rows * fan_in, "input")?;
-        check(
-            parameters,
-            u64::from(p.weight_offset) + fan_in * classes,
-            "parameters (weight)",
-        )?;
-        check(parameters, u64::from(p.bias_offset) + classes, "parameters (bias)")?;
-        check(labels, u64::from(p.label_offset) + rows, "labels")?;
+        check_output(&p, x, parameters, labels, row_loss, dlogits, du_below)?;
+        let (rows, classes) = (u64::from(p.rows), u64::from(p.classes));
         check(probs, rows * classes, "probabilities")?;
-        check(row_loss, u64::from(p.loss_offset) + rows, "row losses")?;
         check(row_correct, rows, "row correctness")?;
-        if p.write_gradient == 1 {
-            check(dlogits, rows * classes, "logit gradient")?;
-        }
-        if p.write_input_gradient == 1 {
-            let derivable =
-                ActivationCode::from_code(p.activation_below).is_some_and(ActivationCode::derivative_from_output);
-            if p.write_gradient != 1 || !derivable {
-                return Err(GpuError::Shape(format!(
-                    "the output kernel writes an input gradient only with the logit gradient and an activation whose output gives its derivative (activation code {})",
-                    p.activation_below
-                )));
-            }
-            check(du_below, rows * fan_in, "input gradient")?;
-        }
         let buffers = [x, parameters, labels, probs, row_loss, row_correct, dlogits, du_below];
         if aligned(&[p.fan_in, p.weight_offset]) && p.classes <= MAX_CLASSES_IN_REGISTERS {
             check_whole_vec4s(&[x, parameters])?;
@@ -533,6 +510,73 @@ impl GpuOps {
         } else {
             self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY, &p, &buffers, p.rows)
         }
+    }
+
+    /// Whether a training forward's top hidden layer (`top`, linear with its activation) and
+    /// the output layer after it take one dispatch, [`GpuOps::top_layer_and_output`]: a top
+    /// layer of whole vec4s at most [`MAX_FUSED_TOP_WIDTH`] wide, at most four classes, and an
+    /// output pass that writes the gradient at the top layer's activation input (so that it
+    /// needs neither `z` nor the probabilities).
+    pub fn fuses_top_layer_and_output(top: &LinearForwardParams, output: &OutputParams) -> bool {
+        LinearLayout::for_forward(top) == LinearLayout::Vec4
+            && aligned(&[top.fan_out, output.weight_offset])
+            && top.fan_out <= MAX_FUSED_TOP_WIDTH
+            && top.rows == output.rows
+            && output.fan_in == top.fan_out
+            && output.classes <= MAX_CLASSES_IN_REGISTERS
+            && output.write_gradient == 1
+            && output.write_input_gradient == 1
+            && output.activation_below == top.activation
+            && ActivationCode::from_code(top.activation).is_some_and(ActivationCode::derivative_from_output)
+    }
+
+    /// The top hidden layer's forward (`a = f(x W^T + b)`, `z` left unwritten) and the output
+    /// layer's training pass after it ([`GpuOps::output_cross_entropy`] without the
+    /// probabilities and correctness) in one dispatch (top_layer_and_output.wgsl), the same
+    /// numbers bit for bit; only where [`GpuOps::fuses_top_layer_and_output`].
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn top_layer_and_output(
+        &self,
+        recorder: &mut Recorder,
+        top: LinearForwardParams,
+        output: OutputParams,
+        x: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        labels: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+        row_loss: &wgpu::Buffer,
+        dlogits: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        if !Self::fuses_top_layer_and_output(&top, &output) {
+            return Err(GpuError::Shape(format!(
+                "the top layer ({} -> {}) and output layer ({} classes) do not fit one dispatch",
+                top.fan_in, top.fan_out, output.classes
+            )));
+        }
+        check_forward(&top, x, parameters, a, a)?;
+        check_output(&output, a, parameters, labels, row_loss, dlogits, du_below)?;
+        check_whole_vec4s(&[x, parameters, a, du_below])?;
+        let params = TopLayerAndOutputParams {
+            rows: top.rows,
+            fan_in: top.fan_in,
+            fan_out: top.fan_out,
+            weight_offset: top.weight_offset,
+            bias_offset: top.bias_offset,
+            x_offset: top.x_offset,
+            activation: top.activation,
+            classes: output.classes,
+            output_weight_offset: output.weight_offset,
+            output_bias_offset: output.bias_offset,
+            label_offset: output.label_offset,
+            gradient_weight: output.gradient_weight,
+            loss_offset: output.loss_offset,
+            ..TopLayerAndOutputParams::default()
+        };
+        // One workgroup of MAX_FUSED_TOP_WIDTH / 4 invocations per 8 rows.
+        let invocations = top.rows.div_ceil(8) * (MAX_FUSED_TOP_WIDTH / 4);
+        let buffers = [x, parameters, labels, a, row_loss, dlogits, du_below];
+        self.run(recorder, &kernels::TOP_LAYER_AND_OUTPUT, &params, &buffers, invocations)
     }
 
     /// Adds the weight and bias gradients of `dy` (at the layer's input `x`) into `grads`.
@@ -748,6 +792,10 @@ impl GpuOps {
 /// every dataset of the Lab has two or three.
 const MAX_CLASSES_IN_REGISTERS: u32 = 4;
 
+/// The widest top layer that top_layer_and_output.wgsl takes: 4 outputs for each of its
+/// workgroup's invocations (`MAX_TOP_VEC4S` there).
+pub const MAX_FUSED_TOP_WIDTH: u32 = 64;
+
 /// The parameter gradients of the first and the output layer of one micro-batch
 /// ([`GpuOps::first_and_output_parameter_gradients`]), the last dispatch of its backward, held
 /// until the next micro-batch's forward can share it
@@ -791,6 +839,46 @@ fn first_and_output_share_a_dispatch(first: &LinearBackwardParams, output: &Line
 }
 
 /// The checks of a linear layer's forward, whichever kernel runs it.
+/// The sizes an output pass needs ([`GpuOps::output_cross_entropy`] less the probabilities and
+/// correctness), and that an input gradient comes only with the logits' and an activation whose
+/// output gives its derivative.
+fn check_output(
+    p: &OutputParams,
+    x: &wgpu::Buffer,
+    parameters: &wgpu::Buffer,
+    labels: &wgpu::Buffer,
+    row_loss: &wgpu::Buffer,
+    dlogits: &wgpu::Buffer,
+    du_below: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, classes) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.classes));
+    check_nonempty(p.fan_in, p.classes)?;
+    check(x, rows * fan_in, "input")?;
+    check(
+        parameters,
+        u64::from(p.weight_offset) + fan_in * classes,
+        "parameters (weight)",
+    )?;
+    check(parameters, u64::from(p.bias_offset) + classes, "parameters (bias)")?;
+    check(labels, u64::from(p.label_offset) + rows, "labels")?;
+    check(row_loss, u64::from(p.loss_offset) + rows, "row losses")?;
+    if p.write_gradient == 1 {
+        check(dlogits, rows * classes, "logit gradient")?;
+    }
+    if p.write_input_gradient == 1 {
+        let derivable =
+            ActivationCode::from_code(p.activation_below).is_some_and(ActivationCode::derivative_from_output);
+        if p.write_gradient != 1 || !derivable {
+            return Err(GpuError::Shape(format!(
+                "the output kernel writes an input gradient only with the logit gradient and an activation whose output gives its derivative (activation code {})",
+                p.activation_below
+            )));
+        }
+        check(du_below, rows * fan_in, "input gradient")?;
+    }
+    Ok(())
+}
+
 fn check_forward(
     p: &LinearForwardParams,
     x: &wgpu::Buffer,

@@ -5,11 +5,14 @@
 //! then one dispatch for the output layer, softmax and cross-entropy that also writes the
 //! gradient of the logits when training and, where the activation's output gives its
 //! derivative (not GELU), the gradient at the input of the top hidden layer's activation:
-//! the backward then starts one dispatch later.
+//! the backward then starts one dispatch later. In such a training pass the top hidden layer's
+//! dispatch and the output layer's are one where the layer fits
+//! ([`GpuOps::fuses_top_layer_and_output`]: no norm, whole vec4s, at most 64 wide); that
+//! dispatch leaves the layer's z and the probabilities unwritten, which nothing reads.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
-use crate::gpu::ops::{FirstAndOutputGradients, Recorder};
+use crate::gpu::ops::{FirstAndOutputGradients, GpuOps, Recorder};
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 
@@ -36,6 +39,26 @@ impl GpuEngine {
         }
         let norm = self.layout.spec.norm;
         let activation = ActivationCode::from(self.layout.spec.activation);
+        let top = self.layout.hidden.len() - 1;
+        let (gradient_weight, write_gradient) = match mode {
+            Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
+            Mode::Eval => (0.0, 0),
+        };
+        let write_input_gradient = write_gradient == 1 && self.output_writes_input_gradient();
+        let output = OutputParams {
+            rows: rows as u32,
+            classes: self.layout.classes as u32,
+            fan_in: self.layout.output_fan_in as u32,
+            weight_offset: self.layout.output_weight as u32,
+            bias_offset: self.layout.output_bias as u32,
+            label_offset: source.first_row as u32,
+            gradient_weight,
+            write_gradient,
+            loss_offset: losses.offset as u32,
+            write_input_gradient: u32::from(write_input_gradient),
+            activation_below: activation as u32,
+            ..OutputParams::default()
+        };
         for (l, layer) in self.layout.hidden.iter().enumerate() {
             let buffers = &ws.layers[l];
             let (x, x_offset) = ws.layer_input(source, l, layer.fan_in);
@@ -56,6 +79,26 @@ impl GpuEngine {
                 } as u32,
                 pad0: 0,
             };
+            // A training pass's top layer shares the output layer's dispatch where it fits (not
+            // with a norm layer, nor where the gradients of a micro-batch before are pending).
+            let fuses_output = l == top
+                && norm_parameters.is_none()
+                && earlier_gradients.is_none()
+                && GpuOps::fuses_top_layer_and_output(&params, &output);
+            if fuses_output {
+                return self.ops.top_layer_and_output(
+                    recorder,
+                    params,
+                    output,
+                    x,
+                    &self.params,
+                    source.labels,
+                    &buffers.a,
+                    losses.buffer,
+                    &ws.dlogits,
+                    ws.activation_gradient(top),
+                );
+            }
             match earlier_gradients.take() {
                 Some(gradients) => self.ops.first_and_output_gradients_then_forward(
                     recorder,
@@ -132,31 +175,10 @@ impl GpuEngine {
         if let Some(gradients) = earlier_gradients {
             gradients.record(&self.ops, recorder)?;
         }
-        let top = self.layout.hidden.len() - 1;
-        let last = &ws.layers[top].a;
-        let (gradient_weight, write_gradient) = match mode {
-            Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
-            Mode::Eval => (0.0, 0),
-        };
-        let write_input_gradient = write_gradient == 1 && self.output_writes_input_gradient();
-        let params = OutputParams {
-            rows: rows as u32,
-            classes: self.layout.classes as u32,
-            fan_in: self.layout.output_fan_in as u32,
-            weight_offset: self.layout.output_weight as u32,
-            bias_offset: self.layout.output_bias as u32,
-            label_offset: source.first_row as u32,
-            gradient_weight,
-            write_gradient,
-            loss_offset: losses.offset as u32,
-            write_input_gradient: u32::from(write_input_gradient),
-            activation_below: activation as u32,
-            ..OutputParams::default()
-        };
         self.ops.output_cross_entropy(
             recorder,
-            params,
-            last,
+            output,
+            &ws.layers[top].a,
             &self.params,
             source.labels,
             &ws.probs,

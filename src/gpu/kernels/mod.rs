@@ -314,6 +314,31 @@ kernel_params! {
 }
 
 kernel_params! {
+    /// A training forward's top hidden layer (its fields as [`LinearForwardParams`]'s) and the
+    /// output layer after it (its fields as [`OutputParams`]'s, the output layer's inputs being
+    /// the top layer's `fan_out`) in one dispatch (top_layer_and_output.wgsl).
+    pub struct TopLayerAndOutputParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        /// The top layer's [`ActivationCode`]; its output must give its derivative.
+        pub activation: u32,
+        pub classes: u32,
+        pub output_weight_offset: u32,
+        pub output_bias_offset: u32,
+        pub label_offset: u32,
+        pub gradient_weight: f32,
+        pub loss_offset: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
+    }
+}
+
+kernel_params! {
     /// A reduction into scalar slots (reduce_partials.wgsl and reduce_serial.wgsl).
     pub struct ReduceParams {
         pub len: u32,
@@ -451,8 +476,14 @@ macro_rules! norm_kernel {
     };
 }
 
-pub const LINEAR_FORWARD: Kernel<LinearForwardParams> =
-    Kernel::new("linear_forward", with_activations!("linear_forward.wgsl"));
+pub const LINEAR_FORWARD: Kernel<LinearForwardParams> = Kernel::new(
+    "linear_forward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_forward_vec4_block.wgsl"),
+        include_str!("linear_forward.wgsl")
+    ),
+);
 pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
     Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
 pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams> = Kernel::new(
@@ -556,7 +587,20 @@ pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
     Kernel::new("output_cross_entropy", with_activations!("output_cross_entropy.wgsl"));
 pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams> = Kernel::new(
     "output_cross_entropy_vec4",
-    with_activations!("output_cross_entropy_vec4.wgsl"),
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/output_cross_entropy_row.wgsl"),
+        include_str!("output_cross_entropy_vec4.wgsl")
+    ),
+);
+pub const TOP_LAYER_AND_OUTPUT: Kernel<TopLayerAndOutputParams> = Kernel::new(
+    "top_layer_and_output",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_forward_vec4_block.wgsl"),
+        include_str!("shared/output_cross_entropy_row.wgsl"),
+        include_str!("top_layer_and_output.wgsl")
+    ),
 );
 pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new(
     "reduce_partials",
@@ -607,6 +651,7 @@ pub const ALL: &[KernelInfo] = &[
     BATCH_NORM_EVAL.info,
     OUTPUT_CROSS_ENTROPY.info,
     OUTPUT_CROSS_ENTROPY_VEC4.info,
+    TOP_LAYER_AND_OUTPUT.info,
     REDUCE_PARTIALS.info,
     REDUCE_SERIAL.info,
     CLIP.info,
