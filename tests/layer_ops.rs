@@ -1295,18 +1295,25 @@ fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kerne
 /// (top_layer_and_output.wgsl) give what linear_forward.wgsl and output_cross_entropy_vec4.wgsl
 /// give apart, bit for bit: the activations, row losses (at an offset), logit gradients and the
 /// gradient at the top layer's activation input, for rows that fill and that do not fill a
-/// workgroup's 8, inputs at an offset, 2 to 4 classes, widths 4 to 64 and ReLU and tanh. Shapes
-/// the kernel does not take are refused, and the engine records the two kernels for them.
+/// workgroup's 8 (fewer than 8 in all, too), inputs at an offset, 1 to 4 classes, widths 4 to 64
+/// and ReLU and tanh; nothing is written past the last row. Shapes and passes the kernel does
+/// not take are refused before anything is recorded.
 #[test]
 fn gpu_top_layer_and_output_equal_the_separate_kernels() {
     let Some(gpu) = Gpu::new() else { return };
     let mut rng = SeededRng::new(61);
+    // Every buffer written has a tail of 8 rows past the last, holding a value no pass writes.
+    const TAIL: usize = 8;
+    const UNWRITTEN: f32 = -7.0;
+    let value = |bits: &u32| f32::from_bits(*bits);
     // (rows, fan_in, width, classes, activation, the row of the data the pass starts at)
     for (rows, fan_in, width, classes, activation, first_row) in [
         (64, 64, 64, 3, Activation::Relu, 0),
         (13, 8, 32, 2, Activation::Tanh, 5),
         (9, 4, 4, 4, Activation::Relu, 0),
         (70, 16, 64, 3, Activation::Relu, 2),
+        (5, 12, 48, 2, Activation::Tanh, 1),
+        (16, 4, 12, 1, Activation::Relu, 0),
     ] {
         let shape = format!("{rows} rows from {first_row}, {fan_in}->{width} {activation:?}, {width}->{classes}");
         let data_rows = first_row + rows;
@@ -1342,20 +1349,29 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
             ..OutputParams::default()
         };
         assert!(GpuOps::fuses_top_layer_and_output(&top, &output), "{shape}");
+        // (values written, values per row) of a, the row losses, dlogits and du.
+        let written = [
+            (rows * width, width),
+            (loss_offset + rows, 1),
+            (rows * classes, classes),
+            (rows * width, width),
+        ];
         let run = |together: bool| {
-            let x_buf = gpu.context.storage_buffer("x", &to32(&x));
-            let p_buf = gpu.context.storage_buffer("parameters", &to32(&parameters));
+            let buffer = |label, values: &[f64]| gpu.context.storage_buffer(label, &to32(values));
+            let with_tail = |label, (len, per_row): (usize, usize)| {
+                gpu.context
+                    .storage_buffer(label, &vec![UNWRITTEN; len + TAIL * per_row])
+            };
+            let x_buf = buffer("x", &x);
+            let p_buf = buffer("parameters", &parameters);
             let l_buf = labels_buffer(&gpu, &labels);
             let z_buf = gpu.context.zeroed_buffer("z", rows * width);
-            let a_buf = gpu.context.zeroed_buffer("a", rows * width);
             let probs_buf = gpu.context.zeroed_buffer("probs", rows * classes);
-            // Losses start at -1: a loss is never negative.
-            let loss_buf = gpu
-                .context
-                .storage_buffer("row loss", &vec![-1.0f32; loss_offset + rows]);
             let correct_buf = gpu.context.zeroed_buffer("row correct", rows);
-            let dlogits_buf = gpu.context.zeroed_buffer("dlogits", rows * classes);
-            let du_buf = gpu.context.zeroed_buffer("du", rows * width);
+            let a_buf = with_tail("a", written[0]);
+            let loss_buf = with_tail("row loss", written[1]);
+            let dlogits_buf = with_tail("dlogits", written[2]);
+            let du_buf = with_tail("du", written[3]);
             let mut recorded = Vec::new();
             gpu.run(|e| {
                 if together {
@@ -1392,13 +1408,13 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
                 }
                 recorded = gpu.ops.dispatched_kernels(e);
             });
-            let read = |b, n| f32_bits(&gpu.read(b, n));
+            let read = |b, (len, per_row): (usize, usize)| f32_bits(&gpu.read(b, len + TAIL * per_row));
             (
                 [
-                    read(&a_buf, rows * width),
-                    read(&loss_buf, loss_offset + rows),
-                    read(&dlogits_buf, rows * classes),
-                    read(&du_buf, rows * width),
+                    read(&a_buf, written[0]),
+                    read(&loss_buf, written[1]),
+                    read(&dlogits_buf, written[2]),
+                    read(&du_buf, written[3]),
                 ],
                 recorded,
             )
@@ -1411,21 +1427,24 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
             ["linear_forward", "output_cross_entropy_vec4"],
             "{shape}"
         );
-        for (what, one, two) in ["a", "row losses", "logit gradients", "input gradient"]
-            .into_iter()
-            .zip(together.iter().zip(&apart))
-            .map(|(what, (one, two))| (what, one, two))
-        {
+        let names = ["a", "row losses", "logit gradients", "input gradient"];
+        for ((what, (one, two)), (len, _)) in names.into_iter().zip(together.iter().zip(&apart)).zip(written) {
             assert_eq!(one, two, "{shape}: {what}");
+            assert!(
+                one[len..].iter().all(|v| value(v) == UNWRITTEN),
+                "{shape}: {what} past the last row"
+            );
         }
         // The activations are the reference's (the rest follows from them as the separate
         // kernels' tests check), and every row's loss was written, none before the offset.
-        let loss = |bits: &u32| f32::from_bits(*bits);
         let p32 = to64(&to32(&parameters));
         let (w, b) = p32[top_weight..top_weight + width * fan_in + width].split_at(width * fan_in);
         let x32 = to64(&to32(&x));
         let (_, a_want) = reference_forward(&x32[first_row * fan_in..], rows, fan_in, w, b, width, Some(activation));
-        let a_got: Vec<f64> = together[0].iter().map(|&v| f64::from(f32::from_bits(v))).collect();
+        let a_got: Vec<f64> = together[0][..rows * width]
+            .iter()
+            .map(|v| f64::from(value(v)))
+            .collect();
         let worst = a_got
             .iter()
             .zip(&a_want)
@@ -1434,18 +1453,19 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
         assert!(worst < 1e-5, "{shape}: a against the reference, worst {worst}");
         let losses = &together[1];
         assert!(
-            losses[..loss_offset].iter().all(|l| loss(l) == -1.0),
+            losses[..loss_offset].iter().all(|l| value(l) == UNWRITTEN),
             "{shape}: losses before the offset"
         );
         assert!(
-            losses[loss_offset..]
+            losses[loss_offset..loss_offset + rows]
                 .iter()
-                .all(|l| loss(l) >= 0.0 && loss(l).is_finite()),
+                .all(|l| value(l) >= 0.0 && value(l).is_finite()),
             "{shape}: every row's loss"
         );
     }
-    // What the kernel does not take: too wide, too many classes, inputs not in vec4s, an
-    // evaluation, a derivative that needs z.
+    // What the kernel does not take: too wide, too many classes, inputs or output weights not
+    // in vec4s, no rows, an evaluation, a pass that leaves the input gradient to the backward,
+    // layers that do not meet, a derivative that needs z, the identity.
     let top = LinearForwardParams {
         rows: 8,
         fan_in: 64,
@@ -1467,7 +1487,11 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
         ..OutputParams::default()
     };
     assert!(GpuOps::fuses_top_layer_and_output(&top, &output));
-    let gelu = ActivationCode::Gelu as u32;
+    let (gelu, identity, tanh) = (
+        ActivationCode::Gelu as u32,
+        ActivationCode::Identity as u32,
+        ActivationCode::Tanh as u32,
+    );
     for (what, top, output) in [
         (
             "68 wide",
@@ -1477,11 +1501,47 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
         ("5 classes", top, OutputParams { classes: 5, ..output }),
         ("6 inputs", LinearForwardParams { fan_in: 6, ..top }, output),
         (
+            "inputs at an odd offset",
+            LinearForwardParams { x_offset: 2, ..top },
+            output,
+        ),
+        (
+            "output weights at an odd offset",
+            top,
+            OutputParams {
+                weight_offset: 4161,
+                ..output
+            },
+        ),
+        (
+            "no rows",
+            LinearForwardParams { rows: 0, ..top },
+            OutputParams { rows: 0, ..output },
+        ),
+        (
             "evaluation",
             top,
             OutputParams {
                 write_gradient: 0,
                 write_input_gradient: 0,
+                ..output
+            },
+        ),
+        (
+            "no input gradient",
+            top,
+            OutputParams {
+                write_input_gradient: 0,
+                ..output
+            },
+        ),
+        ("other rows", top, OutputParams { rows: 7, ..output }),
+        ("other width", top, OutputParams { fan_in: 32, ..output }),
+        (
+            "other activation",
+            top,
+            OutputParams {
+                activation_below: tanh,
                 ..output
             },
         ),
@@ -1493,6 +1553,17 @@ fn gpu_top_layer_and_output_equal_the_separate_kernels() {
             },
             OutputParams {
                 activation_below: gelu,
+                ..output
+            },
+        ),
+        (
+            "identity",
+            LinearForwardParams {
+                activation: identity,
+                ..top
+            },
+            OutputParams {
+                activation_below: identity,
                 ..output
             },
         ),

@@ -514,11 +514,14 @@ impl GpuOps {
 
     /// Whether a training forward's top hidden layer (`top`, linear with its activation) and
     /// the output layer after it take one dispatch, [`GpuOps::top_layer_and_output`]: a top
-    /// layer of whole vec4s at most [`MAX_FUSED_TOP_WIDTH`] wide, at most four classes, and an
-    /// output pass that writes the gradient at the top layer's activation input (so that it
-    /// needs neither `z` nor the probabilities).
+    /// layer of whole vec4s at most [`MAX_FUSED_TOP_WIDTH`] wide over at least one row, at most
+    /// four classes, and an output pass over the same rows that writes the gradient at the top
+    /// layer's activation input (so that it needs neither `z` nor the probabilities), through
+    /// an activation other than the identity (for which the forward writes only `z`).
     pub fn fuses_top_layer_and_output(top: &LinearForwardParams, output: &OutputParams) -> bool {
         LinearLayout::for_forward(top) == LinearLayout::Vec4
+            && top.rows > 0
+            && top.activation != ActivationCode::Identity as u32
             && aligned(&[top.fan_out, output.weight_offset])
             && top.fan_out <= MAX_FUSED_TOP_WIDTH
             && top.rows == output.rows
@@ -838,7 +841,6 @@ fn first_and_output_share_a_dispatch(first: &LinearBackwardParams, output: &Line
     first_fits && output_fits && output.rows == first.rows
 }
 
-/// The checks of a linear layer's forward, whichever kernel runs it.
 /// The sizes an output pass needs ([`GpuOps::output_cross_entropy`] less the probabilities and
 /// correctness), and that an input gradient comes only with the logits' and an activation whose
 /// output gives its derivative.
@@ -879,6 +881,7 @@ fn check_output(
     Ok(())
 }
 
+/// The checks of a linear layer's forward, whichever kernel runs it.
 fn check_forward(
     p: &LinearForwardParams,
     x: &wgpu::Buffer,

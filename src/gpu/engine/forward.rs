@@ -7,8 +7,9 @@
 //! derivative (not GELU), the gradient at the input of the top hidden layer's activation:
 //! the backward then starts one dispatch later. In such a training pass the top hidden layer's
 //! dispatch and the output layer's are one where the layer fits
-//! ([`GpuOps::fuses_top_layer_and_output`]: no norm, whole vec4s, at most 64 wide); that
-//! dispatch leaves the layer's z and the probabilities unwritten, which nothing reads.
+//! ([`GpuOps::fuses_top_layer_and_output`]: no norm, whole vec4s, at most 64 wide, at most four
+//! classes; not where a micro-batch's gradients wait for this layer's dispatch); that dispatch
+//! leaves the layer's z, the probabilities and the correctness unwritten, which nothing reads.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
@@ -17,8 +18,9 @@ use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 
 impl GpuEngine {
-    /// Forward pass over `source` into `ws`; leaves probabilities, correctness and, in training
-    /// mode, the gradient of the weighted loss with respect to the logits in `ws`, and the rows'
+    /// Forward pass over `source` into `ws`; leaves the probabilities and correctness (not in a
+    /// training pass whose top layer shares the output layer's dispatch) and, in training mode,
+    /// the gradient of the weighted loss with respect to the logits in `ws`, and the rows'
     /// losses in `losses`. `earlier_gradients`, the last dispatch of the previous micro-batch's
     /// backward, is recorded first, in the first layer's dispatch where it fits.
     pub(super) fn forward(
