@@ -37,20 +37,14 @@ fn output_input(row: u32, k4: u32) -> vec4<f32> {
     return x[row * (dims.fan_in / 4u) + k4];
 }
 
-// Stores the first `classes` lanes of `values` at `at`, `at + 1`, ...
-fn store_classes(at: u32, values: vec4<f32>, gradient: bool) {
+// The first `classes` lanes of a row's probabilities, into probs[row, 0..classes].
+fn store_probabilities(row: u32, probability: vec4<f32>) {
     let n = dims.classes;
-    if gradient {
-        dlogits[at] = values.x;
-        if n > 1u { dlogits[at + 1u] = values.y; }
-        if n > 2u { dlogits[at + 2u] = values.z; }
-        if n > 3u { dlogits[at + 3u] = values.w; }
-    } else {
-        probs[at] = values.x;
-        if n > 1u { probs[at + 1u] = values.y; }
-        if n > 2u { probs[at + 2u] = values.z; }
-        if n > 3u { probs[at + 3u] = values.w; }
-    }
+    let at = row * n;
+    probs[at] = probability.x;
+    if n > 1u { probs[at + 1u] = probability.y; }
+    if n > 2u { probs[at + 2u] = probability.z; }
+    if n > 3u { probs[at + 3u] = probability.w; }
 }
 
 @compute @workgroup_size(16)
@@ -64,13 +58,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let outcome = softmax_cross_entropy(output_logits(layer, i), dims.classes, label);
     row_loss[dims.loss_offset + i] = outcome.loss;
     row_correct[i] = select(0.0, 1.0, outcome.best == label);
-    let base = i * dims.classes;
-    store_classes(base, outcome.probability, false);
+    store_probabilities(i, outcome.probability);
     if dims.write_gradient != 1u {
         return;
     }
     let dl = logit_gradient(outcome, label, dims.gradient_weight);
-    store_classes(base, dl, true);
+    store_logit_gradient(layer, i, dl);
     if dims.write_input_gradient == 1u {
         store_output_input_gradient(layer, i, i, dl, dims.activation_below);
     }

@@ -90,10 +90,6 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
     let outcome = softmax_cross_entropy(output_logits(layer, j), p.classes, label);
     row_loss[p.loss_offset + i] = outcome.loss;
     let dl = logit_gradient(outcome, label, p.gradient_weight);
-    let at = i * p.classes;
-    dlogits[at] = dl.x;
-    if p.classes > 1u { dlogits[at + 1u] = dl.y; }
-    if p.classes > 2u { dlogits[at + 2u] = dl.z; }
-    if p.classes > 3u { dlogits[at + 3u] = dl.w; }
+    store_logit_gradient(layer, i, dl);
     store_output_input_gradient(layer, j, i, dl, p.activation);
 }

@@ -2,7 +2,7 @@
 // cross-entropy, shared by output_cross_entropy_vec4.wgsl and top_layer_and_output.wgsl. The
 // row's logits and logit gradients stay in registers; inputs and weights load four at a time.
 // Input k4 of a row comes from output_input(row, k4), which the kernel that includes this
-// declares with `params` (a vec4 array), param_at and `du_below`. Every sum adds in the order of
+// declares with `params` (a vec4 array), param_at, `dlogits` and `du_below`. Every sum adds in the order of
 // output_cross_entropy.wgsl's (logits: the bias, then k = 0, 1, ...; the input gradient:
 // c = 0, 1, ... from zero), so the kernels give the same numbers bit for bit.
 
@@ -93,6 +93,15 @@ fn logit_gradient(outcome: RowOutcome, label: u32, gradient_weight: f32) -> vec4
         select(0.0, 1.0, label == 3u),
     );
     return gradient_weight * (outcome.probability - one_hot);
+}
+
+// The first `classes` lanes of a row's logit gradient, into dlogits[row, 0..classes].
+fn store_logit_gradient(layer: OutputLayer, row: u32, dl: vec4<f32>) {
+    let at = row * layer.classes;
+    dlogits[at] = dl.x;
+    if layer.classes > 1u { dlogits[at + 1u] = dl.y; }
+    if layer.classes > 2u { dlogits[at + 2u] = dl.z; }
+    if layer.classes > 3u { dlogits[at + 3u] = dl.w; }
 }
 
 // du_below[du_row, k] = (sum_c dl[c] W[c, k]) f'(u[row, k]), f' taken from the input
