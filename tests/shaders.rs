@@ -61,6 +61,21 @@ fn uniform_layout(source: &str) -> (u32, Vec<(String, u32, String)>) {
     (*span, fields)
 }
 
+/// GpuOps sizes top_layer_and_output's dispatch and gates its widths by MAX_FUSED_TOP_WIDTH:
+/// one output vec4 per invocation of a workgroup, so the kernel's workgroup size and its
+/// MAX_TOP_VEC4S (the size of its workgroup memory) must both be that width over 4.
+#[test]
+fn the_fused_top_layer_kernel_is_as_wide_as_its_gate() {
+    use gradlab::gpu::ops::MAX_FUSED_TOP_WIDTH;
+    let source = kernels::TOP_LAYER_AND_OUTPUT.info.source;
+    let vec4s = MAX_FUSED_TOP_WIDTH / 4;
+    assert_eq!(gradlab::gpu::ops::workgroup_size(source), vec4s);
+    assert!(
+        source.contains(&format!("const MAX_TOP_VEC4S: u32 = {vec4s}u;")),
+        "MAX_TOP_VEC4S of top_layer_and_output.wgsl is not {vec4s}"
+    );
+}
+
 /// The dispatcher sizes its workgroups from the `@workgroup_size` it reads in each kernel's
 /// source; naga's reading must agree (a kernel with two dimensions or a named constant would
 /// otherwise be dispatched as workgroups of 1).
