@@ -10,8 +10,6 @@
     reason = "a test fails loudly at the first unexpected error"
 )]
 
-use std::sync::Arc;
-
 use gradlab::gpu::context::GpuContext;
 use gradlab::gpu::engine::GpuEngine;
 use gradlab::gpu::ops::GpuOps;
@@ -30,7 +28,7 @@ async fn webgpu_training_steps_match_the_cpu_engine() {
     let context = GpuContext::new()
         .await
         .expect("a WebGPU adapter: start Chromium with --enable-unsafe-webgpu");
-    let ops = Arc::new(GpuOps::new(&context));
+    let ops = GpuOps::shared(&context);
     let config = Scenario::by_id("norms").unwrap().config;
     let mut cpu = CpuLab::<f32>::cpu(config.clone()).unwrap();
     let data = config.dataset.generate();

@@ -341,6 +341,109 @@ fn norm_layers_hold_their_dispatches_per_step() {
     assert_eq!(counts, [18, 51, 20, 61, 20, 61], "{labels:?}");
 }
 
+/// A pipeline is built when a dispatch of its kernel is first recorded, and an engine records
+/// its forward and backward passes when it is built: their kernels (seconds of compiling on a
+/// software adapter) are built before the first step, and none that the experiment never uses.
+#[test]
+fn building_an_engine_compiles_its_passes_kernels_and_no_others() {
+    let Some((context, _)) = gpu_device() else { return };
+    use gradlab::gpu::engine::GpuEngine;
+    use gradlab::gpu::kernels::*;
+    use gradlab::gpu::ops::GpuOps;
+    use gradlab::sim::lab::Lab;
+    use gradlab::sim::scenario::canonical_config;
+    let names = |kernels: &[&KernelInfo]| kernels.iter().map(|k| k.name).collect::<Vec<_>>();
+    // What a step records beyond its passes: quick to compile, left to the first step.
+    let left_to_the_first_step = names(&[
+        &REDUCE_PARTIALS.info,
+        &REDUCE_SERIAL.info,
+        &GRADIENT_NORM_AND_OPTIMIZER.info,
+    ]);
+    let canonical = (
+        "canonical 4 x 64",
+        canonical_config(4),
+        names(&[
+            &LINEAR_FORWARD.info,
+            &LINEAR_BACKWARD.info,
+            &FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD.info,
+            &FIRST_AND_OUTPUT_PARAMETER_GRADIENTS.info,
+            &TOP_LAYER_AND_OUTPUT.info,
+            &OUTPUT_CROSS_ENTROPY_VEC4.info,
+        ]),
+        names(&[
+            &LINEAR_FORWARD_SCALAR.info,
+            &LINEAR_INPUT_GRADIENT_SCALAR.info,
+            &OUTPUT_CROSS_ENTROPY.info,
+            &NORM_FORWARD.info,
+            &NORM_BACKWARD_INPUT.info,
+            &BATCH_NORM_EVAL.info,
+        ]),
+    );
+    let norms = (
+        "norms preset",
+        Scenario::by_id("norms").unwrap().config,
+        names(&[
+            &LINEAR_FORWARD.info,
+            &LINEAR_BACKWARD.info,
+            &NORM_FORWARD_ACROSS_SETS.info,
+            &NORM_BACKWARD_ACROSS_SETS.info,
+            &BATCH_NORM_EVAL.info,
+            &NORM_FORWARD_WITHIN_SETS.info,
+            &NORM_BACKWARD_INPUT_WITHIN_SETS.info,
+            &NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
+            &FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD.info,
+            &OUTPUT_CROSS_ENTROPY_VEC4.info,
+        ]),
+        // The top layer has a norm: it never shares the output layer's dispatch.
+        names(&[
+            &TOP_LAYER_AND_OUTPUT.info,
+            &LINEAR_FORWARD_SCALAR.info,
+            &OUTPUT_CROSS_ENTROPY.info,
+            &NORM_BACKWARD_INPUT.info,
+        ]),
+    );
+    for (what, config, built_with_the_engine, never) in [canonical, norms] {
+        let ops = GpuOps::shared(context);
+        assert!(
+            ops.compiled_kernels().is_empty(),
+            "{what}: nothing is compiled before it is used"
+        );
+        let mut lab = Lab::new(config, |setup| -> Result<_, gradlab::gpu::lab::GpuLabError> {
+            Ok(GpuEngine::new(context, &ops, setup)?)
+        })
+        .unwrap();
+        let built = ops.compiled_kernels();
+        for kernel in &built_with_the_engine {
+            assert!(
+                built.contains(kernel),
+                "{what}: {kernel} is built with the engine: {built:?}"
+            );
+        }
+        lab.run(3, |_| {}).unwrap();
+        let after = ops.compiled_kernels();
+        for kernel in after.iter().filter(|k| !built.contains(k)) {
+            assert!(
+                left_to_the_first_step.contains(kernel),
+                "{what}: the first step built {kernel}, which the engine's passes should have"
+            );
+        }
+        for kernel in &never {
+            assert!(!after.contains(kernel), "{what}: {kernel} was built but is never used");
+        }
+        assert!(context.take_errors().is_empty(), "{what}");
+    }
+}
+
+/// Every kernel compiles on the device (the tests above build only those their shapes use).
+#[test]
+fn every_kernel_compiles_on_the_device() {
+    let Some((context, _)) = gpu_device() else { return };
+    let ops = gradlab::gpu::ops::GpuOps::new(context);
+    ops.compile_all();
+    assert_eq!(ops.compiled_kernels().len(), gradlab::gpu::kernels::ALL.len());
+    assert_eq!(context.take_errors(), Vec::new());
+}
+
 #[test]
 fn steady_state_steps_create_no_new_bind_groups() {
     let Some((context, ops)) = gpu_device() else { return };

@@ -247,7 +247,7 @@ fn bench_gpu(steps: u64, out: &mut dyn Write) -> Result<Vec<(usize, f64)>> {
     match pollster::block_on(GpuContext::new()) {
         Err(error) => writeln!(out, "gpu: not measured: {error}")?,
         Ok(context) => {
-            let ops = Arc::new(GpuOps::new(&context));
+            let ops = GpuOps::shared(&context);
             writeln!(out, "gpu adapter: {} ({})", context.adapter_name, context.backend)?;
             for (work, metrics) in WORK {
                 for micro_batches in [1, 4] {

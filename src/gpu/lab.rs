@@ -2,8 +2,6 @@
 //! run are recorded and submitted, then the metrics of all of them come back in one async
 //! readback per run. The browser's frame loop drives this; natively tests drive it with pollster.
 
-use std::sync::Arc;
-
 use super::context::GpuContext;
 use super::engine::GpuEngine;
 use super::ops::GpuOps;
@@ -29,7 +27,7 @@ pub struct GpuLab {
 
 impl GpuLab {
     pub fn new(context: &GpuContext, config: LabConfig) -> Result<Self, GpuLabError> {
-        let ops = Arc::new(GpuOps::new(context));
+        let ops = GpuOps::shared(context);
         let lab = Lab::new(config, |setup| {
             GpuEngine::new(context, &ops, setup).map_err(GpuLabError::Gpu)
         })?;

@@ -1,13 +1,17 @@
-//! Pipelines for every kernel, built once per device; a [`Recorder`] that collects a step's
+//! Pipelines built on first use, once per device; a [`Recorder`] that collects a step's
 //! dispatches; and a [`Submitter`] that replays them in one command buffer with one uniform
 //! upload and cached bind groups.
 //!
 //! Why: creating buffers and bind groups is expensive in WebGPU. Every dispatch's constants go
 //! into one uniform arena at 256-byte slots (bound with a dynamic offset), written once per
 //! submission, and bind groups are cached by (kernel, buffers), so a steady-state step creates
-//! no GPU objects at all.
+//! no GPU objects at all. A pipeline is built when a dispatch of its kernel is first recorded:
+//! a software adapter compiles for seconds, and an experiment needs about half of the kernels
+//! (the engine records its step's kernels when it is built, so they compile before the first
+//! step while the page is still being read).
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use super::context::GpuContext;
 use super::kernels::{
@@ -40,21 +44,28 @@ pub fn workgroup_size(source: &str) -> u32 {
 }
 
 #[derive(Debug)]
-struct CompiledKernel {
-    name: &'static str,
+struct Pipeline {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
+}
+
+/// A kernel, what its source declares, and its pipeline once built.
+#[derive(Debug)]
+struct KernelEntry {
+    info: KernelInfo,
     storage_count: usize,
     workgroup_size: u32,
+    pipeline: OnceLock<Pipeline>,
 }
 
-/// The compiled pipelines, one per kernel, built once per device.
+/// The kernels of one device, each compiled into a pipeline when first recorded.
 #[derive(Debug)]
 pub struct GpuOps {
-    kernels: Vec<CompiledKernel>,
+    device: wgpu::Device,
+    kernels: Vec<KernelEntry>,
 }
 
-fn compile(context: &GpuContext, kernel: &KernelInfo) -> CompiledKernel {
+fn compile(device: &wgpu::Device, kernel: &KernelInfo) -> Pipeline {
     let storage = storage_bindings(kernel.source);
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
         binding: 0,
@@ -78,38 +89,28 @@ fn compile(context: &GpuContext, kernel: &KernelInfo) -> CompiledKernel {
             count: None,
         });
     }
-    let layout = context
-        .device
-        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(kernel.name),
-            entries: &entries,
-        });
-    let pipeline_layout = context.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(kernel.name),
+        entries: &entries,
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(kernel.name),
         bind_group_layouts: &[Some(&layout)],
         immediate_size: 0,
     });
-    let module = context.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(kernel.name),
         source: wgpu::ShaderSource::Wgsl(kernel.source.into()),
     });
-    let pipeline = context
-        .device
-        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel.name),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some(kernel.entry_point),
-            compilation_options: wgpu::PipelineCompilationOptions::default(),
-            cache: None,
-        });
-    CompiledKernel {
-        name: kernel.name,
-        pipeline,
-        layout,
-        storage_count: storage.len(),
-        workgroup_size: workgroup_size(kernel.source),
-    }
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(kernel.name),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some(kernel.entry_point),
+        compilation_options: wgpu::PipelineCompilationOptions::default(),
+        cache: None,
+    });
+    Pipeline { pipeline, layout }
 }
 
 fn buffer_len(buffer: &wgpu::Buffer) -> u64 {
@@ -334,7 +335,9 @@ impl Submitter {
                         timestamp_writes,
                     });
                     for (kernel, slot, buffers, workgroups) in dispatches {
-                        let compiled = &ops.kernels[kernel];
+                        let Some((name, compiled)) = ops.pipeline(kernel) else {
+                            continue; // never: a recorder holds only indices from `kernel_index`
+                        };
                         let bind_group =
                             self.bind_groups
                                 .entry((kernel, buffers))
@@ -354,7 +357,7 @@ impl Submitter {
                                         });
                                     }
                                     context.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                                        label: Some(compiled.name),
+                                        label: Some(name),
                                         layout: &compiled.layout,
                                         entries: &entries,
                                     })
@@ -381,10 +384,54 @@ fn unreachable_arena(context: &GpuContext) -> wgpu::Buffer {
 }
 
 impl GpuOps {
+    /// Nothing is compiled yet: see [`GpuOps::compile_all`] and the module's docs.
     pub fn new(context: &GpuContext) -> Self {
         Self {
-            kernels: kernels::ALL.iter().map(|kernel| compile(context, kernel)).collect(),
+            device: context.device.clone(),
+            kernels: kernels::ALL
+                .iter()
+                .map(|&info| KernelEntry {
+                    info,
+                    storage_count: storage_bindings(info.source).len(),
+                    workgroup_size: workgroup_size(info.source),
+                    pipeline: OnceLock::new(),
+                })
+                .collect(),
         }
+    }
+
+    /// The kernels of `context`'s device, for the engines of a lab to share.
+    #[allow(
+        clippy::arc_with_non_send_sync,
+        reason = "GpuOps keeps the device to build pipelines on first use: Send and Sync natively, one thread on wasm"
+    )]
+    pub fn shared(context: &GpuContext) -> Arc<Self> {
+        Arc::new(Self::new(context))
+    }
+
+    /// Builds every kernel's pipeline now (a test that every kernel compiles on the device).
+    pub fn compile_all(&self) {
+        for index in 0..self.kernels.len() {
+            self.pipeline(index);
+        }
+    }
+
+    /// Kernels whose pipelines are built.
+    pub fn compiled_kernels(&self) -> Vec<&'static str> {
+        self.kernels
+            .iter()
+            .filter(|k| k.pipeline.get().is_some())
+            .map(|k| k.info.name)
+            .collect()
+    }
+
+    /// Kernel `index`'s name and pipeline, built on first use.
+    fn pipeline(&self, index: usize) -> Option<(&'static str, &Pipeline)> {
+        let kernel = self.kernels.get(index)?;
+        Some((
+            kernel.info.name,
+            kernel.pipeline.get_or_init(|| compile(&self.device, &kernel.info)),
+        ))
     }
 
     /// The names of the kernels `recorder` dispatches, in order: which kernel a shape takes.
@@ -393,7 +440,7 @@ impl GpuOps {
             .commands
             .iter()
             .filter_map(|command| match command {
-                Command::Dispatch { kernel, .. } => self.kernels.get(*kernel).map(|k| k.name),
+                Command::Dispatch { kernel, .. } => self.kernels.get(*kernel).map(|k| k.info.name),
                 _ => None,
             })
             .collect()
@@ -403,7 +450,7 @@ impl GpuOps {
         let index = self
             .kernels
             .iter()
-            .position(|k| k.name == kernel.name)
+            .position(|k| k.info.name == kernel.name)
             .ok_or_else(|| GpuError::Shape(format!("kernel {} has no pipeline", kernel.name)))?;
         if self.kernels[index].storage_count != buffers {
             return Err(GpuError::Shape(format!(
@@ -411,6 +458,9 @@ impl GpuOps {
                 kernel.name, self.kernels[index].storage_count
             )));
         }
+        // Built when a dispatch is recorded, not when it is encoded: an engine's warm-up
+        // recording (see `GpuEngine::new`) starts the compiles its steps need.
+        self.pipeline(index);
         Ok(index)
     }
 

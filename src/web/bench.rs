@@ -166,7 +166,7 @@ async fn run_bench() -> BenchReport {
         Err(error) => report.gpu_error = Some(error.to_string()),
         Ok(context) => {
             report.adapter = Some(context.adapter_name.clone());
-            let ops = Arc::new(GpuOps::new(&context));
+            let ops = GpuOps::shared(&context);
             for micro_batches in [1, 4] {
                 for per_step in [false, true] {
                     match gpu_figure(&context, &ops, micro_batches, per_step).await {

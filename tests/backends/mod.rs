@@ -55,7 +55,7 @@ pub fn gpu_device() -> Option<&'static (GpuContext, Arc<GpuOps>)> {
     DEVICE
         .get_or_init(|| match pollster::block_on(GpuContext::new()) {
             Ok(context) => {
-                let ops = Arc::new(GpuOps::new(&context));
+                let ops = GpuOps::shared(&context);
                 Some((context, ops))
             }
             Err(error) if std::env::var("GRADLAB_SKIP_GPU_TESTS").as_deref() == Ok("1") => {

@@ -389,10 +389,7 @@ impl GpuEngine {
             "metrics",
             true,
         );
-        if let Some(error) = context.take_errors().into_iter().next() {
-            return Err(error);
-        }
-        Ok(Self {
+        let engine = Self {
             context,
             ops,
             layout,
@@ -424,7 +421,56 @@ impl GpuEngine {
             pending_snapshots: Vec::new(),
             timestamps,
             step_times_ms: Vec::new(),
-        })
+        };
+        engine.record_warm_up()?;
+        if let Some(error) = engine.context.take_errors().into_iter().next() {
+            return Err(error);
+        }
+        Ok(engine)
+    }
+
+    /// Records, and drops, the passes whose kernels take long to compile: a training
+    /// micro-batch's forward and backward (where micro-batches accumulate, two, the second's
+    /// forward taking the first's deferred gradients), and an evaluation. Their pipelines are built now, while
+    /// the learner reads the page, instead of holding up the first step (seconds on a software
+    /// adapter); any kernel a step needs beyond these is built when it is first recorded.
+    fn record_warm_up(&self) -> Result<(), GpuError> {
+        let mut recorder = Recorder::new();
+        let source = Source {
+            inputs: &self.batch_inputs,
+            labels: &self.batch_labels,
+            first_row: 0,
+            rows: self.capacity.micro_batch_items,
+        };
+        let mode = Mode::Train {
+            update_running_stats: true,
+            gradient_weight: 1.0,
+        };
+        let losses = RowLosses {
+            buffer: &self.step_row_loss,
+            offset: 0,
+        };
+        let accumulates = self.capacity.micro_batch_items < self.capacity.step_items;
+        self.forward(&mut recorder, &self.train, source, mode, losses, None)?;
+        let deferred = self.backward(&mut recorder, &self.train, source, &self.grads, accumulates)?;
+        if deferred.is_some() {
+            self.forward(&mut recorder, &self.train, source, mode, losses, deferred)?;
+            self.backward(&mut recorder, &self.train, source, &self.grads, false)?;
+        }
+        let test = Source {
+            inputs: &self.test_inputs,
+            labels: &self.test_labels,
+            first_row: 0,
+            rows: self.test_rows,
+        };
+        self.forward(
+            &mut recorder,
+            &self.metrics,
+            test,
+            Mode::Eval,
+            self.metrics.own_losses(),
+            None,
+        )
     }
 
     /// Bytes of the training activation workspace (one micro-batch).
