@@ -1760,6 +1760,124 @@ fn gpu_one_dispatch_backward_equals_the_two_kernels() {
     }
 }
 
+/// A LayerNorm- or GroupNorm-shaped norm layer's backward is one dispatch
+/// (norm_backward_within_sets.wgsl): its scale and shift gradients equal the separate
+/// parameter-gradient kernel's bit for bit (the same rows in the same order, added onto what the
+/// gradients held), and its input gradient matches the formula in f64 and the scalar kernel.
+#[test]
+fn gpu_norm_backward_within_sets_is_one_dispatch_equal_to_the_separate_kernels() {
+    use gradlab::gpu::kernels::{
+        NormGradientParams, NormParams, NORM_BACKWARD_INPUT, NORM_BACKWARD_PARAMS_ACROSS_FEATURES,
+    };
+    let Some(gpu) = Gpu::new() else { return };
+    let mut rng = SeededRng::new(21);
+    // (rows, width, values per set: the width for LayerNorm, less for GroupNorm, parameters before)
+    for (rows, width, len, before) in [
+        (64, 64, 64, 0),
+        (13, 12, 12, 4),
+        (9, 16, 8, 2),
+        (3, 8, 4, 1),
+        (1, 4, 4, 0),
+    ] {
+        let shape = format!("{rows} rows x {width}, sets of {len}, {before} parameters before");
+        let sets = rows * width / len;
+        let dout = random_vec(&mut rng, rows * width, 1.0);
+        let xhat = random_vec(&mut rng, rows * width, 1.0);
+        let rstd: Vec<f64> = random_vec(&mut rng, sets, 1.0).iter().map(|v| 1.5 + v).collect();
+        let mut stats = vec![0.0; 2 * sets];
+        stats.extend(&rstd);
+        let parameter_count = before + 2 * width + 3;
+        let parameters = random_vec(&mut rng, parameter_count, 1.0);
+        let grads = random_vec(&mut rng, parameter_count, 0.1);
+        let (gamma, beta) = (before, before + width);
+        let params = NormParams {
+            sets: sets as u32,
+            len: len as u32,
+            set_stride: len as u32,
+            item_stride: 1,
+            width: width as u32,
+            gamma_offset: gamma as u32,
+            beta_offset: beta as u32,
+            eps: 1e-5,
+            ..NormParams::default()
+        };
+        let run = |together: bool| {
+            let dout_buf = gpu.context.storage_buffer("dout", &to32(&dout));
+            let xhat_buf = gpu.context.storage_buffer("xhat", &to32(&xhat));
+            let stats_buf = gpu.context.storage_buffer("stats", &to32(&stats));
+            let p_buf = gpu.context.storage_buffer("params", &to32(&parameters));
+            let g_buf = gpu.context.storage_buffer("grads", &to32(&grads));
+            let dz_buf = gpu.context.zeroed_buffer("dz", rows * width);
+            let mut recorded = Vec::new();
+            gpu.run(|e| {
+                if together {
+                    gpu.ops
+                        .norm_backward(e, params, &dout_buf, &xhat_buf, &stats_buf, &p_buf, &g_buf, &dz_buf)
+                        .unwrap();
+                } else {
+                    let gradient = NormGradientParams {
+                        rows: rows as u32,
+                        width: width as u32,
+                        gamma_offset: gamma as u32,
+                        beta_offset: beta as u32,
+                    };
+                    let kernel = &NORM_BACKWARD_PARAMS_ACROSS_FEATURES;
+                    let buffers = [&dout_buf, &xhat_buf, &g_buf];
+                    gpu.ops.run(e, kernel, &gradient, &buffers, width as u32 / 4).unwrap();
+                    let buffers = [&dout_buf, &xhat_buf, &stats_buf, &p_buf, &dz_buf];
+                    gpu.ops
+                        .run(e, &NORM_BACKWARD_INPUT, &params, &buffers, sets as u32)
+                        .unwrap();
+                }
+                recorded = gpu.ops.dispatched_kernels(e);
+            });
+            (
+                gpu.read(&g_buf, parameter_count),
+                gpu.read(&dz_buf, rows * width),
+                recorded,
+            )
+        };
+        let (one_grads, one_dz, recorded) = run(true);
+        let (two_grads, two_dz, _) = run(false);
+        assert_eq!(recorded, ["norm_backward_within_sets"], "{shape}");
+        assert_eq!(one_grads, two_grads, "{shape}: scale and shift gradients");
+        // Only the layer's scale and shift gradients change, each by its rows' sum.
+        let grads32 = to64(&to32(&grads));
+        assert_eq!(one_grads[..before], grads32[..before], "{shape}: before the layer");
+        assert_eq!(
+            one_grads[before + 2 * width..],
+            grads32[before + 2 * width..],
+            "{shape}: after it"
+        );
+        let column = |f: usize| (0..rows).map(move |i| i * width + f);
+        let dgamma: Vec<f64> = (0..width).map(|f| column(f).map(|e| dout[e] * xhat[e]).sum()).collect();
+        let dbeta: Vec<f64> = (0..width).map(|f| column(f).map(|e| dout[e]).sum()).collect();
+        let added = |at: usize| (at..at + width).map(|i| one_grads[i] - grads32[i]).collect::<Vec<_>>();
+        assert!(relative(&added(gamma), &dgamma) < 1e-5, "{shape}: dgamma");
+        assert!(relative(&added(beta), &dbeta) < 1e-5, "{shape}: dbeta");
+        // dz = rstd / n * (n * g - sum(g) - xhat * sum(g * xhat)), g = dout * gamma, per set.
+        let mut want = vec![0.0; rows * width];
+        for set in 0..sets {
+            let items = set * len..(set + 1) * len;
+            let g = |e: usize| dout[e] * parameters[gamma + e % width];
+            let sum: f64 = items.clone().map(g).sum();
+            let dot: f64 = items.clone().map(|e| g(e) * xhat[e]).sum();
+            let n = len as f64;
+            for e in items {
+                want[e] = rstd[set] / n * (n * g(e) - sum - xhat[e] * dot);
+            }
+        }
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (e, ((one, two), want)) in one_dz.iter().zip(&two_dz).zip(&want).enumerate() {
+            assert!((one - want).abs() <= 1e-5 * scale, "{shape}: dz[{e}] {one} vs {want}");
+            assert!(
+                (one - two).abs() <= 1e-5 * scale,
+                "{shape}: dz[{e}] {one} vs the scalar kernel's {two}"
+            );
+        }
+    }
+}
+
 #[test]
 fn gpu_shape_errors_are_caught_before_dispatch() {
     let Some(gpu) = Gpu::new() else { return };

@@ -1082,7 +1082,9 @@ impl GpuOps {
     /// The backward of a training-mode norm layer: adds its scale and shift gradients into
     /// `grads` (each feature's rows in order) and writes the gradient at its input `dz` from the
     /// gradient at its output `dout`. BatchNorm-shaped sets take one dispatch for both (the
-    /// invocation that owns a feature's set owns its parameter gradients); other shapes two.
+    /// invocation that owns a feature's set owns its parameter gradients), LayerNorm- and
+    /// GroupNorm-shaped ones one too (some invocations for the parameter gradients, the others
+    /// for the sets); the scalar shapes two.
     #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
     pub fn norm_backward(
         &self,
@@ -1121,6 +1123,13 @@ impl GpuOps {
             let buffers = [dout, xhat, stats, parameters, grads, dz];
             return self.run(recorder, &kernels::NORM_BACKWARD_ACROSS_SETS, &p, &buffers, p.sets / 4);
         }
+        if layout == NormLayout::WithinSets {
+            // Sets within rows, whole vec4s long: the width is whole vec4s too.
+            check_whole_vec4s(&[dout, xhat, dz])?;
+            let buffers = [dout, xhat, stats, parameters, grads, dz];
+            let kernel = &kernels::NORM_BACKWARD_WITHIN_SETS;
+            return self.run(recorder, kernel, &p, &buffers, p.width / 4 + p.sets);
+        }
         if p.width == 0 {
             return Err(GpuError::Shape("a norm layer of width 0 is empty".into()));
         }
@@ -1144,14 +1153,13 @@ impl GpuOps {
                 p.width,
             )?;
         }
-        let buffers = [dout, xhat, stats, parameters, dz];
-        if layout == NormLayout::WithinSets {
-            check_whole_vec4s(&[dout, xhat, dz])?;
-            let kernel = &kernels::NORM_BACKWARD_INPUT_WITHIN_SETS;
-            self.run(recorder, kernel, &p, &buffers, p.sets)
-        } else {
-            self.run(recorder, &kernels::NORM_BACKWARD_INPUT, &p, &buffers, p.sets)
-        }
+        self.run(
+            recorder,
+            &kernels::NORM_BACKWARD_INPUT,
+            &p,
+            &[dout, xhat, stats, parameters, dz],
+            p.sets,
+        )
     }
 }
 

@@ -4,8 +4,9 @@
 //! gradient, and the output layer's forward dispatch wrote its input gradient where
 //! [`GpuEngine::output_writes_input_gradient`]: then the output layer's parameter gradients
 //! share the first layer's dispatch, the last of the pass, which the next micro-batch's first
-//! forward dispatch may share in turn); a norm layer adds one dispatch
-//! (BatchNorm-shaped sets) or two (its scale and shift gradients, then its input gradient).
+//! forward dispatch may share in turn); a norm layer adds one dispatch (BatchNorm-, LayerNorm-
+//! and GroupNorm-shaped sets of whole vec4s) or two for other shapes (its scale and shift
+//! gradients, then its input gradient).
 //! The gradients between layers alternate between two workspace buffers, so that no dispatch
 //! reads the buffer it writes.
 

@@ -571,15 +571,23 @@ pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
 );
 pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
     Kernel::new("norm_backward_input", norm_kernel!("norm_backward_input.wgsl"));
-pub const NORM_BACKWARD_INPUT_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
-    "norm_backward_input_within_sets",
-    norm_kernel!("norm_backward_input_within_sets.wgsl"),
+pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
+    "norm_backward_within_sets",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/norm.wgsl"),
+        include_str!("shared/norm_parameter_gradient_quad.wgsl"),
+        include_str!("norm_backward_within_sets.wgsl")
+    ),
 );
 pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =
     Kernel::new("norm_backward_params", include_str!("norm_backward_params.wgsl"));
 pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams> = Kernel::new(
     "norm_backward_params_across_features",
-    include_str!("norm_backward_params_across_features.wgsl"),
+    concat!(
+        include_str!("shared/norm_parameter_gradient_quad.wgsl"),
+        include_str!("norm_backward_params_across_features.wgsl")
+    ),
 );
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
     Kernel::new("batch_norm_eval", with_activations!("batch_norm_eval.wgsl"));
@@ -645,7 +653,7 @@ pub const ALL: &[KernelInfo] = &[
     NORM_FORWARD_WITHIN_SETS.info,
     NORM_BACKWARD_ACROSS_SETS.info,
     NORM_BACKWARD_INPUT.info,
-    NORM_BACKWARD_INPUT_WITHIN_SETS.info,
+    NORM_BACKWARD_WITHIN_SETS.info,
     NORM_BACKWARD_PARAMS.info,
     NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
     BATCH_NORM_EVAL.info,

@@ -1,0 +1,54 @@
+// The backward of a LayerNorm- or GroupNorm-shaped norm layer (sets as in
+// norm_forward_within_sets.wgsl) in one dispatch: the first width / 4 invocations add the scale
+// and shift gradients, four features each (shared/norm_parameter_gradient_quad.wgsl, as
+// norm_backward_params_across_features.wgsl), the rest write the input gradient, one set each,
+// four items at a time:
+// dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
+// Both only read dout and xhat and write different buffers, so neither waits for the other.
+
+@group(0) @binding(0) var<uniform> dims: NormParams;
+@group(0) @binding(1) var<storage, read> dout: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> xhat: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> stats: array<f32>;
+@group(0) @binding(4) var<storage, read> params: array<f32>;
+@group(0) @binding(5) var<storage, read_write> grads: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dz: array<vec4<f32>>;
+
+fn input_gradient_set(set_index: u32) {
+    if set_index >= dims.sets {
+        return;
+    }
+    let n = f32(dims.len);
+    let first = set_index * dims.set_stride;
+    let base = first / 4u;
+    let quads = dims.len / 4u;
+    let g0 = dims.gamma_offset + first % dims.width;
+    var sum = vec4<f32>(0.0);
+    var dot = vec4<f32>(0.0);
+    for (var k = 0u; k < quads; k = k + 1u) {
+        let g = dout[base + k] * four(g0 + 4u * k);
+        sum = sum + g;
+        dot = dot + g * xhat[base + k];
+    }
+    let s = total(sum);
+    let d = total(dot);
+    let scale = stats[2u * dims.sets + set_index] / n;
+    for (var k = 0u; k < quads; k = k + 1u) {
+        let g = dout[base + k] * four(g0 + 4u * k);
+        dz[base + k] = scale * (n * g - s - xhat[base + k] * d);
+    }
+}
+
+// 4: a 64-wide layer has 16 feature quads and LayerNorm one set per row, and one workgroup
+// runs on one thread of a software adapter.
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let quads = dims.width / 4u;
+    if id.x < quads {
+        // No set crosses a row: the sets' values are rows x width.
+        let rows = dims.sets * dims.len / dims.width;
+        norm_parameter_gradient_quad(id.x, rows, dims.width, dims.gamma_offset, dims.beta_offset);
+    } else {
+        input_gradient_set(id.x - quads);
+    }
+}
