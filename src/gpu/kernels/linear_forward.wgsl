@@ -29,12 +29,12 @@ fn param_at(i: u32) -> f32 {
     return params[i >> 2u][i & 3u];
 }
 
-fn store_one(row: u32, o: u32, value: f32) {
+fn store_one(row: u32, o: u32, value: f32, activated: f32) {
     if row < p.rows && o < p.fan_out {
         let index = row * p.fan_out + o;
         z[index] = value;
         if p.activation != ACTIVATION_IDENTITY {
-            a[index] = activate(p.activation, value);
+            a[index] = activated;
         }
     }
 }
@@ -42,10 +42,11 @@ fn store_one(row: u32, o: u32, value: f32) {
 // Unrolled with constant indices: a loop over the components indexes vectors dynamically,
 // which a software adapter pays for.
 fn store_row(row: u32, o0: u32, sums: vec4<f32>) {
-    store_one(row, o0, sums.x);
-    store_one(row, o0 + 1u, sums.y);
-    store_one(row, o0 + 2u, sums.z);
-    store_one(row, o0 + 3u, sums.w);
+    let activated = activate4(p.activation, sums);
+    store_one(row, o0, sums.x, activated.x);
+    store_one(row, o0 + 1u, sums.y, activated.y);
+    store_one(row, o0 + 2u, sums.z, activated.z);
+    store_one(row, o0 + 3u, sums.w, activated.w);
 }
 
 @compute @workgroup_size(64)

@@ -56,8 +56,7 @@ fn output_input(row: u32, k4: u32) -> vec4<f32> {
 }
 
 fn keep_row(r: u32, row: u32, block: u32, sums: vec4<f32>) {
-    let f = p.activation;
-    let activated = vec4<f32>(activate(f, sums.x), activate(f, sums.y), activate(f, sums.z), activate(f, sums.w));
+    let activated = activate4(p.activation, sums);
     let vec4s = p.fan_out / 4u;
     top_rows[r * vec4s + block] = activated;
     if row < p.rows {

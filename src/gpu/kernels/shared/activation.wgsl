@@ -55,7 +55,50 @@ fn activation_derivative_at_output(kind: u32, a: f32) -> f32 {
     }
 }
 
+// The vec4 forms below compute each lane exactly as the scalar functions above, with one
+// switch per vec4 instead of one per lane: a kernel that applies an activation to a block of
+// values inlines it many times, and a software adapter compiles every copy (SwiftShader in
+// Chromium: linear_backward.wgsl 0.72 s -> 0.45 s to compile).
+
+fn saturating_tanh4(x: vec4<f32>) -> vec4<f32> {
+    return tanh(clamp(x, vec4<f32>(-10.0), vec4<f32>(10.0)));
+}
+
 // `activate` on each lane.
 fn activate4(kind: u32, v: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(activate(kind, v.x), activate(kind, v.y), activate(kind, v.z), activate(kind, v.w));
+    switch kind {
+        case ACTIVATION_IDENTITY: { return v; }
+        case ACTIVATION_RELU: { return max(v, vec4<f32>(0.0)); }
+        case ACTIVATION_TANH: { return saturating_tanh4(v); }
+        default: { return 0.5 * v * (1.0 + saturating_tanh4(GELU_C * (v + GELU_A * v * v * v))); }
+    }
+}
+
+// `activation_derivative` on each lane.
+fn activation_derivative4(kind: u32, v: vec4<f32>) -> vec4<f32> {
+    switch kind {
+        case ACTIVATION_IDENTITY: { return vec4<f32>(1.0); }
+        case ACTIVATION_RELU: { return select(vec4<f32>(0.0), vec4<f32>(1.0), v > vec4<f32>(0.0)); }
+        case ACTIVATION_TANH: { let t = saturating_tanh4(v); return 1.0 - t * t; }
+        default: {
+            let t = saturating_tanh4(GELU_C * (v + GELU_A * v * v * v));
+            let sech2 = 1.0 - t * t;
+            // As the scalar form: 0 where tanh saturated (the other operand may be NaN there).
+            let curvature = select(
+                vec4<f32>(0.0),
+                0.5 * v * sech2 * GELU_C * (1.0 + 3.0 * GELU_A * v * v),
+                sech2 != vec4<f32>(0.0),
+            );
+            return 0.5 * (1.0 + t) + curvature;
+        }
+    }
+}
+
+// `activation_derivative_at_output` on each lane.
+fn activation_derivative_at_output4(kind: u32, a: vec4<f32>) -> vec4<f32> {
+    switch kind {
+        case ACTIVATION_RELU: { return select(vec4<f32>(0.0), vec4<f32>(1.0), a > vec4<f32>(0.0)); }
+        case ACTIVATION_TANH: { return 1.0 - a * a; }
+        case ACTIVATION_IDENTITY, default: { return vec4<f32>(1.0); }
+    }
 }

@@ -11,8 +11,7 @@ fn store_forward_row(row: u32, rows: u32, at: u32, sums: vec4<f32>) {
     if row < rows {
         z[at] = sums;
         if p.activation != ACTIVATION_IDENTITY {
-            let f = p.activation;
-            a[at] = vec4<f32>(activate(f, sums.x), activate(f, sums.y), activate(f, sums.z), activate(f, sums.w));
+            a[at] = activate4(p.activation, sums);
         }
     }
 }

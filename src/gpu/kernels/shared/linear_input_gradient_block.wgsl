@@ -3,13 +3,7 @@
 // and `u_below`, writes `du_below` (bindings the kernel that includes it declares).
 
 fn derivative(u: vec4<f32>) -> vec4<f32> {
-    let f = p.activation_below;
-    return vec4<f32>(
-        activation_derivative(f, u.x),
-        activation_derivative(f, u.y),
-        activation_derivative(f, u.z),
-        activation_derivative(f, u.w),
-    );
+    return activation_derivative4(p.activation_below, u);
 }
 
 fn store_row(row: u32, k4a: u32, k4b: u32, sa: vec4<f32>, sb: vec4<f32>) {

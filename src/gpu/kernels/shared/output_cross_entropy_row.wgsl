@@ -117,11 +117,6 @@ fn store_output_input_gradient(layer: OutputLayer, row: u32, du_row: u32, dl: ve
             g = g + dl[c] * params[w0 + c * vec4s_per_row + k4];
         }
         let v = output_input(row, k4);
-        du_below[du_row * vec4s_per_row + k4] = g * vec4<f32>(
-            activation_derivative_at_output(activation, v.x),
-            activation_derivative_at_output(activation, v.y),
-            activation_derivative_at_output(activation, v.z),
-            activation_derivative_at_output(activation, v.w),
-        );
+        du_below[du_row * vec4s_per_row + k4] = g * activation_derivative_at_output4(activation, v);
     }
 }
