@@ -347,24 +347,58 @@ impl LayerOps for Gpu {
         };
         (dw.to_vec(), db.to_vec(), du)
     }
-    /// The GPU applies f only fused into a layer (linear, norm); through a linear layer of
-    /// one input with weight 1 and bias 0, z = u exactly, so a = f(u) as the fused kernel gives it.
+    /// The GPU applies f only fused into a layer (linear, norm); through a linear layer with
+    /// identity weights and zero bias, z = u exactly, so a = f(u) as the fused kernel gives it:
+    /// one input and output (the scalar kernel) and four (the vec4 kernel, u padded with zeros),
+    /// which must agree bit for bit.
     fn activation_forward(&mut self, kind: Activation, u: &[f64]) -> Vec<f64> {
-        let (_, a) = self.linear_forward(u, u.len(), 1, &[1.0], &[0.0], 1, Some(kind));
-        a
+        let (_, scalar) = self.linear_forward(u, u.len(), 1, &[1.0], &[0.0], 1, Some(kind));
+        let mut x = u.to_vec();
+        x.resize(u.len().div_ceil(4) * 4, 0.0);
+        let identity = identity(4);
+        let (_, mut vec4) = self.linear_forward(&x, x.len() / 4, 4, &identity, &[0.0; 4], 4, Some(kind));
+        vec4.truncate(u.len());
+        assert_eq!(
+            f32_bits(&vec4),
+            f32_bits(&scalar),
+            "{kind:?}: the vec4 forward applies f as the scalar one"
+        );
+        vec4
     }
     /// The GPU applies f' only inside the linear backward (fused); with W = I and one row its
-    /// input gradient is exactly `da * f'(u)` (every other product is an exact zero).
+    /// input gradient is exactly `da * f'(u)` (every other product is an exact zero). A width
+    /// that is not whole vec4s takes the scalar kernels, whole vec4s the vec4 kernel (u and da
+    /// padded with zeros); they must agree bit for bit.
     fn activation_backward(&mut self, kind: Activation, u: &[f64], da: &[f64]) -> Vec<f64> {
+        let through = |gpu: &mut Self, n: usize| {
+            let (mut u, mut da) = (u.to_vec(), da.to_vec());
+            u.resize(n, 0.0);
+            da.resize(n, 0.0);
+            let grads = vec![0.0; n * n + n];
+            let (_, _, du) = gpu.linear_backward(&vec![0.0; n], 1, n, &identity(n), n, &da, &grads, Some((kind, &u)));
+            du
+        };
         let n = u.len();
-        let mut identity = vec![0.0; n * n + n];
-        for i in 0..n {
-            identity[i * n + i] = 1.0;
-        }
-        let grads = vec![0.0; n * n + n];
-        let (_, _, du) = self.linear_backward(&vec![0.0; n], 1, n, &identity[..n * n], n, da, &grads, Some((kind, u)));
-        du
+        let mut scalar = through(self, if n.is_multiple_of(4) { n + 1 } else { n });
+        let mut vec4 = through(self, n.div_ceil(4) * 4);
+        scalar.truncate(n);
+        vec4.truncate(n);
+        assert_eq!(
+            f32_bits(&vec4),
+            f32_bits(&scalar),
+            "{kind:?}: the vec4 backward applies f' as the scalar one"
+        );
+        vec4
     }
+}
+
+/// The n x n identity, row-major.
+fn identity(n: usize) -> Vec<f64> {
+    let mut w = vec![0.0; n * n];
+    for i in 0..n {
+        w[i * n + i] = 1.0;
+    }
+    w
 }
 
 fn assert_close(backend: &dyn LayerOps, what: &str, got: &[f64], want: &[f64]) {
@@ -1916,6 +1950,22 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         assert_eq!(recorder.dispatch_count(), 0, "fan_in {fan_in}: nothing was recorded");
         assert!(error.to_string().contains("input gradient holds 4 values"), "{error}");
     }
+    // More workgroups than a dispatch may have: refused, not left to the device's validation.
+    let limit = gpu.context.device.limits().max_compute_workgroups_per_dimension;
+    let clip = gradlab::gpu::kernels::ClipParams::default();
+    let mut recorder = Recorder::new();
+    let kernel = &gradlab::gpu::kernels::CLIP;
+    let size = gradlab::gpu::ops::workgroup_size(kernel.info.source);
+    let error = gpu
+        .ops
+        .run(&mut recorder, kernel, &clip, &[&small, &small], (limit + 1) * size)
+        .unwrap_err();
+    assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
+    assert!(error.to_string().contains("workgroups, more than the"), "{error}");
+    gpu.ops
+        .run(&mut recorder, kernel, &clip, &[&small, &small], limit * size)
+        .unwrap();
+    assert_eq!(recorder.dispatch_count(), 1, "the most workgroups a dispatch may have");
 }
 
 #[test]

@@ -63,6 +63,8 @@ struct KernelEntry {
 pub struct GpuOps {
     device: wgpu::Device,
     kernels: Vec<KernelEntry>,
+    /// The most workgroups one dispatch may have (65,535 in WebGPU's default limits).
+    max_workgroups: u32,
 }
 
 fn compile(device: &wgpu::Device, kernel: &KernelInfo) -> Pipeline {
@@ -336,7 +338,9 @@ impl Submitter {
                     });
                     for (kernel, slot, buffers, workgroups) in dispatches {
                         let Some((name, compiled)) = ops.pipeline(kernel) else {
-                            continue; // never: a recorder holds only indices from `kernel_index`
+                            // A recorder holds only indices from `kernel_index`.
+                            debug_assert!(false, "kernel {kernel} has no pipeline");
+                            continue;
                         };
                         let bind_group =
                             self.bind_groups
@@ -388,6 +392,7 @@ impl GpuOps {
     pub fn new(context: &GpuContext) -> Self {
         Self {
             device: context.device.clone(),
+            max_workgroups: context.device.limits().max_compute_workgroups_per_dimension,
             kernels: kernels::ALL
                 .iter()
                 .map(|&info| KernelEntry {
@@ -476,6 +481,12 @@ impl GpuOps {
     ) -> Result<(), GpuError> {
         let index = self.kernel_index(&kernel.info, buffers.len())?;
         let workgroups = invocations.div_ceil(self.kernels[index].workgroup_size).max(1);
+        if workgroups > self.max_workgroups {
+            return Err(GpuError::Shape(format!(
+                "{} needs {workgroups} workgroups, more than the {} a dispatch may have",
+                kernel.info.name, self.max_workgroups
+            )));
+        }
         recorder.dispatch(index, bytemuck::bytes_of(params), buffers, workgroups);
         Ok(())
     }
@@ -1010,7 +1021,12 @@ impl NormLayout {
         // sets, no set crosses a row.
         if p.one_set_per_feature() && aligned(&[p.sets]) {
             NormLayout::AcrossSets
-        } else if p.item_stride == 1 && p.len > 0 && p.width.is_multiple_of(p.len) && aligned(&[p.len, p.set_stride]) {
+        } else if p.item_stride == 1
+            && p.len > 0
+            && p.set_stride == p.len
+            && p.width.is_multiple_of(p.len)
+            && aligned(&[p.len])
+        {
             NormLayout::WithinSets
         } else {
             NormLayout::Scalar
@@ -1123,15 +1139,18 @@ impl GpuOps {
             let buffers = [dout, xhat, stats, parameters, grads, dz];
             return self.run(recorder, &kernels::NORM_BACKWARD_ACROSS_SETS, &p, &buffers, p.sets / 4);
         }
+        if p.width == 0 || !values.is_multiple_of(u64::from(p.width)) {
+            return Err(GpuError::Shape(format!(
+                "{values} values are not whole rows of a norm layer {} wide",
+                p.width
+            )));
+        }
         if layout == NormLayout::WithinSets {
             // Sets within rows, whole vec4s long: the width is whole vec4s too.
             check_whole_vec4s(&[dout, xhat, dz])?;
             let buffers = [dout, xhat, stats, parameters, grads, dz];
             let kernel = &kernels::NORM_BACKWARD_WITHIN_SETS;
             return self.run(recorder, kernel, &p, &buffers, p.width / 4 + p.sets);
-        }
-        if p.width == 0 {
-            return Err(GpuError::Shape("a norm layer of width 0 is empty".into()));
         }
         let gradient_params = NormGradientParams {
             rows: (values / u64::from(p.width)) as u32,

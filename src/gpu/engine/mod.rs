@@ -431,9 +431,10 @@ impl GpuEngine {
 
     /// Records, and drops, the passes whose kernels take long to compile: a training
     /// micro-batch's forward and backward (where micro-batches accumulate, two, the second's
-    /// forward taking the first's deferred gradients), and an evaluation. Their pipelines are built now, while
-    /// the learner reads the page, instead of holding up the first step (seconds on a software
-    /// adapter); any kernel a step needs beyond these is built when it is first recorded.
+    /// forward taking the first's deferred gradients), and an evaluation. Their pipelines are
+    /// built now, while the learner reads the page, instead of holding up the first step
+    /// (seconds on a software adapter); any kernel a step needs beyond these is built when it
+    /// is first recorded.
     fn record_warm_up(&self) -> Result<(), GpuError> {
         let mut recorder = Recorder::new();
         let source = Source {

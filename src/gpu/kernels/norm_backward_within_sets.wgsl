@@ -39,9 +39,9 @@ fn input_gradient_set(set_index: u32) {
     }
 }
 
-// 4: a 64-wide layer has 16 feature quads and LayerNorm one set per row, and one workgroup
-// runs on one thread of a software adapter.
-@compute @workgroup_size(4)
+// 16, as the forward's: as many sets fit a dispatch's workgroups (GroupNorm of 16 groups has 16
+// sets per row), and a 64-wide layer's feature quads are one workgroup.
+@compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let quads = dims.width / 4u;
     if id.x < quads {

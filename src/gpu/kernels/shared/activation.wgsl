@@ -57,8 +57,8 @@ fn activation_derivative_at_output(kind: u32, a: f32) -> f32 {
 
 // The vec4 forms below compute each lane exactly as the scalar functions above, with one
 // switch per vec4 instead of one per lane: a kernel that applies an activation to a block of
-// values inlines it many times, and a software adapter compiles every copy (SwiftShader in
-// Chromium: linear_backward.wgsl 0.72 s -> 0.45 s to compile).
+// values inlines it many times, and a software adapter compiles every copy (SwiftShader
+// compiled linear_backward.wgsl in about 40 % less time).
 
 fn saturating_tanh4(x: vec4<f32>) -> vec4<f32> {
     return tanh(clamp(x, vec4<f32>(-10.0), vec4<f32>(10.0)));
