@@ -458,20 +458,25 @@ impl GpuEngine {
             self.forward(&mut recorder, &self.train, source, mode, losses, deferred)?;
             self.backward(&mut recorder, &self.train, source, &self.grads, false)?;
         }
-        let test = Source {
+        let losses = self.metrics.own_losses();
+        self.forward(
+            &mut recorder,
+            &self.metrics,
+            self.test_source(),
+            Mode::Eval,
+            losses,
+            None,
+        )
+    }
+
+    /// The test split, which an evaluation reads.
+    fn test_source(&self) -> Source<'_> {
+        Source {
             inputs: &self.test_inputs,
             labels: &self.test_labels,
             first_row: 0,
             rows: self.test_rows,
-        };
-        self.forward(
-            &mut recorder,
-            &self.metrics,
-            test,
-            Mode::Eval,
-            self.metrics.own_losses(),
-            None,
-        )
+        }
     }
 
     /// Bytes of the training activation workspace (one micro-batch).
@@ -888,12 +893,7 @@ impl GpuEngine {
                     }
                 }
                 Op::Evaluate => {
-                    let source = Source {
-                        inputs: &self.test_inputs,
-                        labels: &self.test_labels,
-                        first_row: 0,
-                        rows: self.test_rows,
-                    };
+                    let source = self.test_source();
                     let losses = self.metrics.own_losses();
                     self.forward(&mut recorder, &self.metrics, source, Mode::Eval, losses, None)?;
                     let rows = self.test_rows;
