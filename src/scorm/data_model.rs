@@ -218,6 +218,28 @@ pub fn exit_elements(version: ScormVersion, session_seconds: f64, finished: bool
     }
 }
 
+/// The value of each element as the LMS last committed it, so that a save sends only what
+/// changed (a quiz answer is a handful of `SetValue` calls, not every interaction again).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommittedValues(std::collections::HashMap<String, String>);
+
+impl CommittedValues {
+    /// The elements whose value the LMS has not committed, in the order given (SCORM 2004
+    /// wants an interaction's id before its other elements).
+    pub fn uncommitted<'a>(&self, elements: &'a [Element]) -> Vec<&'a Element> {
+        elements
+            .iter()
+            .filter(|(name, value)| self.0.get(name) != Some(value))
+            .collect()
+    }
+
+    /// Records elements that the LMS has committed.
+    pub fn record<'a>(&mut self, committed: impl IntoIterator<Item = &'a Element>) {
+        self.0
+            .extend(committed.into_iter().map(|(name, value)| (name.clone(), value.clone())));
+    }
+}
+
 /// SCORM 1.2's CMITimespan, `HHHH:MM:SS.SS` (hours 2 to 4 digits).
 pub fn timespan_12(seconds: f64) -> String {
     let hundredths = (seconds.max(0.0) * 100.0)
@@ -446,5 +468,41 @@ mod tests {
         assert!(already_completed(ScormVersion::Scorm12, "passed"));
         assert!(!already_completed(ScormVersion::Scorm12, "not attempted"));
         assert!(!already_completed(ScormVersion::Scorm2004, "unknown"));
+    }
+
+    #[test]
+    fn a_save_sends_only_what_the_lms_has_not_committed() {
+        let bank = bank();
+        let mut attempt = Attempt::new(&bank, 7);
+        let mut committed = CommittedValues::default();
+        attempt.answer(&bank, 0, right(&bank.questions[0].kind)).unwrap();
+        let first = quiz_elements(ScormVersion::Scorm2004, &bank, &attempt, 0.8);
+        assert_eq!(
+            committed.uncommitted(&first).len(),
+            first.len(),
+            "nothing committed yet"
+        );
+        let sent_first: Vec<Element> = committed.uncommitted(&first).into_iter().cloned().collect();
+        committed.record(&sent_first);
+        assert!(
+            committed.uncommitted(&first).is_empty(),
+            "the same state again sends nothing"
+        );
+
+        attempt.answer(&bank, 1, right(&bank.questions[1].kind)).unwrap();
+        let second = quiz_elements(ScormVersion::Scorm2004, &bank, &attempt, 0.8);
+        let sent: Vec<&str> = committed.uncommitted(&second).iter().map(|(n, _)| n.as_str()).collect();
+        // The second answer's interaction, in SCORM 2004's order, and the progress measure; the
+        // first interaction and the unchanged statuses are not sent again.
+        assert_eq!(sent.first(), Some(&"cmi.progress_measure"));
+        assert!(sent.iter().all(|n| !n.starts_with("cmi.interactions.0.")), "{sent:?}");
+        let interaction: Vec<&&str> = sent.iter().filter(|n| n.starts_with("cmi.interactions.1.")).collect();
+        assert_eq!(interaction.first(), Some(&&"cmi.interactions.1.id"));
+        assert_eq!(interaction.get(1), Some(&&"cmi.interactions.1.type"));
+        assert!(!sent.contains(&"cmi.completion_status"));
+
+        // A failed commit records nothing: the next save sends the same elements again.
+        let again: Vec<&str> = committed.uncommitted(&second).iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(sent, again);
     }
 }

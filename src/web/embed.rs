@@ -132,7 +132,11 @@ fn on_message(event: web_sys::MessageEvent) {
 }
 
 /// Starts talking to the host page: says hello (H5P), watches the content's height and listens.
+/// Once per page: the app drawn again (a language switch inside an LMS) keeps the first start.
 pub fn start(options: &EmbedOptions) {
+    if is_active() {
+        return;
+    }
     STATE.with(|s| {
         *s.borrow_mut() = Some(EmbedState {
             parent_origin: options.parent_origin.clone(),

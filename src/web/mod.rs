@@ -50,8 +50,36 @@ fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option
     }
 }
 
+/// Draws the app again from the address: a language switch inside an LMS, where reloading
+/// the SCO would end its SCORM session (the LMS refuses a second `Initialize`).
+#[derive(Clone, Copy)]
+struct Redraw(RwSignal<u32>);
+
+#[component]
+fn Root() -> impl IntoView {
+    let redraw = Redraw(RwSignal::new(0));
+    provide_context(redraw);
+    move || {
+        redraw.0.track();
+        view! { <App /> }
+    }
+}
+
+/// Switches the page's language: in place inside an LMS (the session and the learner's
+/// progress, kept in the LMS, carry over), by a reload everywhere else.
+fn switch_language(language: crate::i18n::Language, redraw: Option<Redraw>) {
+    match redraw.filter(|_| scorm::version().is_some()) {
+        Some(Redraw(generation)) => {
+            browser::set_query_parameter("lang", language.tag());
+            generation.update(|n| *n += 1);
+        }
+        None => browser::reload_with("lang", language.tag()),
+    }
+}
+
 #[component]
 fn App() -> impl IntoView {
+    let redraw = use_context::<Redraw>();
     let pairs = browser::query_pairs();
     let url_lang = pairs.iter().find(|(k, _)| k == "lang").map(|(_, v)| v.clone());
     let language_notice = i18n::choose(url_lang.as_deref(), &browser::preferred_languages());
@@ -120,7 +148,7 @@ fn App() -> impl IntoView {
                         aria-current=current data-lang=language.tag()
                         on:click=move |ev| {
                             ev.prevent_default();
-                            browser::reload_with("lang", language.tag());
+                            switch_language(language, redraw);
                         }>{language.endonym()}</a></li>
                 }
             })
@@ -203,5 +231,5 @@ pub fn start() {
     if worker::serve_if_worker() {
         return;
     }
-    mount_to_body(App);
+    mount_to_body(Root);
 }

@@ -3,7 +3,14 @@
 //! is left. Outside an LMS nothing is found and nothing happens.
 //!
 //! A failing call is shown once in the page (until a later save works again); nothing the
-//! learner did is dropped, because every save writes the whole state again and commits.
+//! learner did is dropped: a save sends every element whose value the LMS has not committed
+//! yet (what changed, and whatever a failed call left unsent) and commits, so progress reaches
+//! the LMS as it happens and nothing waits for the last commit.
+//!
+//! Leaving: the session time and exit mode are set and committed, and the session is always
+//! terminated, even when that commit fails. Browsers refuse a synchronous request while a page
+//! is dismissed, so the last commit usually fails there; `Terminate` / `LMSFinish` still
+//! reaches the LMS's API, which persists what was set (scorm-again sends it with a beacon).
 
 use std::cell::RefCell;
 
@@ -14,7 +21,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::browser;
 use super::i18n::msg;
 use crate::i18n::Msg;
-use crate::scorm::data_model::{exit_elements, Element};
+use crate::scorm::data_model::{exit_elements, CommittedValues, Element};
 use crate::scorm::ScormVersion;
 
 struct Session {
@@ -24,6 +31,8 @@ struct Session {
     /// Whether the learner is done with this SCO (the LMS may close the attempt on exit).
     finished: bool,
     terminated: bool,
+    /// What the LMS has committed: a save sends only what differs.
+    committed: CommittedValues,
     /// Where a failing call is reported; set by the page shell.
     notice: RwSignal<Option<String>>,
 }
@@ -78,6 +87,17 @@ struct Problem {
     call: String,
     code: String,
     text: String,
+}
+
+impl Problem {
+    /// The LMS's error code and text, as far as it gave them.
+    fn detail(&self) -> String {
+        [self.code.as_str(), self.text.as_str()]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 impl Session {
@@ -138,31 +158,36 @@ impl Session {
             .and_then(|v| v.as_string())
     }
 
-    fn write(&self, elements: &[Element]) -> Result<(), Problem> {
+    /// Sets the elements whose value the LMS has not committed and commits them; nothing to
+    /// send, nothing is called. After a failure nothing counts as committed, so the next save
+    /// sends those elements again.
+    fn write(&mut self, elements: &[Element]) -> Result<(), Problem> {
         let functions = self.version.functions();
-        for (name, value) in elements {
+        let changed = self.committed.uncommitted(elements);
+        if changed.is_empty() {
+            return Ok(());
+        }
+        for (name, value) in &changed {
             self.checked(functions.set_value, &[name, value])?;
         }
-        self.checked(functions.commit, &[])
+        self.checked(functions.commit, &[])?;
+        self.committed.record(changed);
+        Ok(())
     }
 
     /// Shows the first failure; a later success takes the notice away.
     fn report(&self, outcome: Result<(), Problem>) {
         match outcome {
             Ok(()) => {
-                if self.notice.get_untracked().is_some() {
+                if self.notice.try_get_untracked().flatten().is_some() {
                     self.notice.set(None);
                 }
             }
             Err(problem) => {
-                if self.notice.get_untracked().is_none() {
-                    let detail: Vec<&str> = [problem.code.as_str(), problem.text.as_str()]
-                        .into_iter()
-                        .filter(|part| !part.is_empty())
-                        .collect();
+                if self.notice.try_get_untracked().flatten().is_none() {
                     self.notice.set(Some(msg(&Msg::new("scorm-call-failed")
-                        .arg("call", problem.call)
-                        .arg("detail", detail.join(" ")))));
+                        .arg("call", problem.call.clone())
+                        .arg("detail", problem.detail()))));
                 }
             }
         }
@@ -171,7 +196,22 @@ impl Session {
 
 /// Looks for an LMS and, when there is one, initializes the session and arranges to finish
 /// it when the page goes away. Returns whether the page runs inside an LMS.
+///
+/// The session lives as long as the page: when the app is drawn again (a language switch
+/// inside an LMS, which must not reload the SCO), the session started first goes on and only
+/// reports to the new page's notice.
 pub fn start(notice: RwSignal<Option<String>>) -> bool {
+    let carried = SESSION.with(|s| {
+        s.borrow_mut().as_mut().map(|session| {
+            let shown = session.notice.try_get_untracked().flatten();
+            session.notice = notice;
+            shown
+        })
+    });
+    if let Some(shown) = carried {
+        notice.set(shown);
+        return true;
+    }
     let Some((api, version)) = find_api() else { return false };
     let session = Session {
         api,
@@ -179,12 +219,15 @@ pub fn start(notice: RwSignal<Option<String>>) -> bool {
         started_ms: browser::now_ms(),
         finished: false,
         terminated: false,
+        committed: CommittedValues::default(),
         notice,
     };
-    let initialized = session.checked(version.functions().initialize, &[]);
-    let ok = initialized.is_ok();
-    session.report(initialized);
-    if !ok {
+    if let Err(problem) = session.checked(version.functions().initialize, &[]) {
+        // Nothing will reach the course: the page says so (its progress stays in this browser).
+        let detail = problem.detail();
+        notice.set(Some(msg(&Msg::new("scorm-not-tracked")
+            .arg("call", problem.call)
+            .arg("detail", detail))));
         return false;
     }
     SESSION.with(|s| *s.borrow_mut() = Some(session));
@@ -223,7 +266,10 @@ pub fn save(elements: &[Element], finished: bool) {
     });
 }
 
-/// Writes the session time and how the learner left, commits and terminates (once).
+/// Writes the session time and how the learner left, commits, and terminates (once), whether
+/// or not the commit worked: a commit refused while the page is dismissed must not keep the LMS
+/// from hearing that the learner left (with SCORM 2004, an LMS that never hears `Terminate`
+/// starts a new attempt next time and drops the saved progress).
 fn finish() {
     SESSION.with(|s| {
         if let Some(session) = s.borrow_mut().as_mut() {
@@ -233,10 +279,9 @@ fn finish() {
             session.terminated = true;
             let seconds = (browser::now_ms() - session.started_ms) / 1000.0;
             let elements = exit_elements(session.version, seconds, session.finished);
-            let outcome = session
-                .write(&elements)
-                .and_then(|()| session.checked(session.version.functions().terminate, &[]));
-            session.report(outcome);
+            let written = session.write(&elements);
+            let terminated = session.checked(session.version.functions().terminate, &[]);
+            session.report(written.and(terminated));
         }
     });
 }
