@@ -545,3 +545,71 @@ fn the_did_document_is_also_served_where_a_public_url_with_a_path_puts_it() {
     assert_eq!(at_root.status, 200);
     assert_eq!(at_root.body, server.get("/.well-known/did.json").body);
 }
+
+/// A passing request of `attempt_id` for `name`.
+fn attempt_body(attempt_id: &str, name: &str) -> String {
+    let mut body: Value = serde_json::from_str(&passing_request_body(&bank(), name)).unwrap();
+    body["attempt_id"] = json!(attempt_id);
+    body.to_string()
+}
+
+#[test]
+fn one_attempt_gets_one_credential_whatever_name_a_second_request_carries() {
+    for database in databases() {
+        let label = database.label();
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), &database);
+        let first = server.post(&attempt_body("attempt-0123456789abcdef", "Ada Lovelace"));
+        assert_eq!(first.status, 201, "{label}: {}", first.body);
+        let first = json(&first);
+        let second = server.post(&attempt_body("attempt-0123456789abcdef", "Somebody Else"));
+        assert_eq!(
+            second.status, 200,
+            "{label}: the attempt's credential again: {}",
+            second.body
+        );
+        let second = json(&second);
+        assert_eq!(second["id"], first["id"], "{label}: the same credential");
+        assert_eq!(second["credential"], first["credential"]);
+        assert_eq!(
+            second["credential"]["credentialSubject"]["identifier"][0]["identityHash"], "Ada Lovelace",
+            "{label}: under the first name"
+        );
+        assert_eq!(check(&server, &second["credential"]), Status::Active);
+        // Another attempt, and requests without an attempt ID, get credentials of their own.
+        let other = server.post(&attempt_body("attempt-fedcba9876543210", "Somebody Else"));
+        assert_eq!(other.status, 201, "{label}");
+        assert_ne!(json(&other)["id"], first["id"]);
+        let (a, _) = issue_ok(&server, "Grace Hopper");
+        let (b, _) = issue_ok(&server, "Grace Hopper");
+        assert_ne!(a, b, "{label}: without an attempt ID each request is its own");
+
+        // Requests of one attempt at the same moment: exactly one credential, which every
+        // request gets (the others with 200).
+        let replies: Vec<(u16, String)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..16)
+                .map(|i| {
+                    let url = server.url.clone();
+                    scope.spawn(move || {
+                        let reply = Client::new()
+                            .post_json(
+                                &format!("{url}/api/credentials"),
+                                &attempt_body("attempt-at-the-same-moment", &format!("Name {i}")),
+                            )
+                            .unwrap();
+                        (reply.status, json(&reply)["id"].as_str().unwrap().to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ids: HashSet<&str> = replies.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(ids.len(), 1, "{label}: one credential for the attempt: {replies:?}");
+        assert_eq!(
+            replies.iter().filter(|(status, _)| *status == 201).count(),
+            1,
+            "{label}: {replies:?}"
+        );
+        assert!(replies.iter().all(|(status, _)| *status == 201 || *status == 200));
+    }
+}

@@ -165,6 +165,21 @@ test('pass the quiz on the issuer and get a signed certificate; its baked PNG ve
   assert.equal(share, `${state.issuer.url}/?view=verify&id=${id}`);
   await screenshot(page, 'issuer-certificate-signed');
 
+  // One attempt, one certificate: the result shows it instead of asking for a name again, and
+  // the issuer gives the attempt's first credential to a second request under another name.
+  assert.equal(await page.getByTestId('get-certificate').count(), 0, 'no second "Get my certificate"');
+  assert.match(await page.getByTestId('issued-for-attempt').textContent(), /issued to Grace Hopper/);
+  const saved = await page.evaluate((version) => JSON.parse(localStorage.getItem(`gradlab.quiz.v${version}`)), bank.version);
+  assert.match(saved.attempt_id, /^[A-Za-z0-9_-]{22}$/, 'the attempt carries a random ID');
+  const again = await page.evaluate(async ({ attemptId, version }) => {
+    const body = { bank_version: version, language: 'en', name: 'Somebody Else', answers: {}, attempt_id: attemptId };
+    const reply = await fetch('/api/credentials', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: reply.status, body: await reply.json() };
+  }, { attemptId: saved.attempt_id, version: bank.version });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.equal(again.body.id, id, 'the same credential');
+  assert.equal(again.body.credential.credentialSubject.identifier[0].identityHash, 'Grace Hopper', 'under the first name');
+
   // The credential as JSON.
   const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
   assert.equal(jsonDownload.suggestedFilename(), `certificate-${id}.json`);

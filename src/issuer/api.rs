@@ -20,7 +20,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use super::keys::IssuerKey;
 use super::pipeline::{CredentialCache, Serials, Writer};
 use super::request::{IssueRequest, MAX_BODY_BYTES};
-use super::store::{NewCredential, Store};
+use super::store::{AttemptCredential, NewCredential, Store, Stored};
 use super::{now_rfc3339, today, IssuerError};
 use crate::credential::did_web::DidDocument;
 use crate::credential::open_badge::{unsigned_credential, CredentialInput};
@@ -262,6 +262,18 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         )
         .with("field", e.field.clone())
     })?;
+    // One attempt, one credential: an attempt that has one gets it again, whatever name or
+    // answers this request carries.
+    if let Some(attempt_id) = &request.attempt_id {
+        let earlier = state
+            .store
+            .credential_for_attempt(attempt_id)
+            .await
+            .map_err(|e| Problem::internal(&e))?;
+        if let Some(earlier) = earlier {
+            return issued_response(&state, StatusCode::OK, &earlier_issued(earlier)?);
+        }
+    }
     let score = Attempt::grade_first_answers(&state.bank, &request.answers).map_err(|e| {
         Problem::new(
             StatusCode::BAD_REQUEST,
@@ -288,19 +300,62 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         .with("total", score.total)
         .with("needed_percent", needed));
     }
-    let issued = issue_credential(&state, &request, score.percent, score.first_try_correct, score.total)
+    let issuance = issue_credential(&state, &request, score.percent, score.first_try_correct, score.total)
         .await
         .map_err(|e| Problem::internal(&e))?;
+    match issuance {
+        Issuance::New(issued) => issued_response(&state, StatusCode::CREATED, &issued),
+        // Another request of the same attempt was stored first: its credential is the one.
+        Issuance::AttemptTaken => {
+            let earlier = match &request.attempt_id {
+                Some(attempt_id) => state.store.credential_for_attempt(attempt_id).await,
+                None => Ok(None),
+            }
+            .map_err(|e| Problem::internal(&e))?
+            .ok_or_else(|| {
+                Problem::internal(&IssuerError::Signing(
+                    "the attempt's credential was not found after a conflict".into(),
+                ))
+            })?;
+            issued_response(&state, StatusCode::OK, &earlier_issued(earlier)?)
+        }
+    }
+}
+
+/// The answer to an issuance: 201 for a new credential, 200 for the attempt's earlier one.
+fn issued_response(state: &IssuerState, status: StatusCode, issued: &Issued) -> Result<Response, Problem> {
     let body = json!({
         "id": issued.short_id,
         "share_url": state.share_url(&issued.short_id),
         "credential": issued.credential,
     });
-    let mut response = json_response(StatusCode::CREATED, body.to_string(), "no-store");
+    let mut response = json_response(status, body.to_string(), "no-store");
     if let Ok(location) = HeaderValue::from_str(&format!("/api/credentials/{}", issued.short_id)) {
         response.headers_mut().insert(header::LOCATION, location);
     }
     Ok(response)
+}
+
+/// A stored credential as an issuance answer.
+fn earlier_issued(earlier: AttemptCredential) -> Result<Issued, Problem> {
+    let internal = |detail: String| Problem::internal(&IssuerError::Signing(detail));
+    let short_id = IssuedId {
+        serial: earlier.serial,
+        nonce: earlier.nonce,
+    }
+    .encode()
+    .map_err(|e| internal(format!("a stored credential has no short ID: {e}")))?;
+    let credential = serde_json::from_str(&earlier.credential_json)
+        .map_err(|e| internal(format!("a stored credential is not JSON: {e}")))?;
+    Ok(Issued { short_id, credential })
+}
+
+/// What an issuance did.
+#[derive(Debug, Clone)]
+pub enum Issuance {
+    New(Issued),
+    /// The request's attempt got a credential from another request meanwhile.
+    AttemptTaken,
 }
 
 /// A signed credential and the short ID that names it.
@@ -317,7 +372,7 @@ pub async fn issue_credential(
     score_percent: u8,
     first_try_correct: usize,
     total: usize,
-) -> Result<Issued, IssuerError> {
+) -> Result<Issuance, IssuerError> {
     let mut nonce_bytes = [0u8; 4];
     getrandom::fill(&mut nonce_bytes).map_err(|e| IssuerError::Io {
         context: "no randomness for the credential's ID".into(),
@@ -356,7 +411,7 @@ pub async fn issue_credential(
     )
     .map_err(|e| IssuerError::Signing(e.to_string()))?;
     let credential_json: Arc<str> = Arc::from(credential.to_string());
-    state
+    let stored = state
         .writer
         .store(NewCredential {
             serial,
@@ -369,10 +424,14 @@ pub async fn issue_credential(
             answers_json: serde_json::to_string(&request.answers).unwrap_or_default(),
             key_id: state.key.key_id().to_string(),
             credential_json: credential_json.to_string(),
+            attempt_id: request.attempt_id.clone(),
         })
         .await?;
+    if stored == Stored::AttemptTaken {
+        return Ok(Issuance::AttemptTaken);
+    }
     state.cache.put(serial, nonce, credential_json);
-    Ok(Issued { short_id, credential })
+    Ok(Issuance::New(Issued { short_id, credential }))
 }
 
 fn not_found(detail: impl Into<String>) -> Problem {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::store::{NewCredential, Store};
+use super::store::{NewCredential, Store, Stored};
 use super::IssuerError;
 use crate::quiz::certificate::IssuedId;
 
@@ -43,7 +43,7 @@ impl Serials {
     }
 }
 
-type Pending = (NewCredential, oneshot::Sender<Result<(), IssuerError>>);
+type Pending = (NewCredential, oneshot::Sender<Result<Stored, IssuerError>>);
 
 /// The single writer of new credentials (group commit).
 #[derive(Debug, Clone)]
@@ -59,17 +59,26 @@ impl Writer {
             let mut batch = Vec::with_capacity(MAX_BATCH);
             while incoming.recv_many(&mut batch, MAX_BATCH).await > 0 {
                 let (rows, replies): (Vec<NewCredential>, Vec<_>) = batch.drain(..).unzip();
-                let result = store.insert(&rows).await;
-                for reply in replies {
-                    let _ = reply.send(result.clone());
+                match store.insert(&rows).await {
+                    Ok(outcomes) => {
+                        for (reply, outcome) in replies.into_iter().zip(outcomes) {
+                            let _ = reply.send(Ok(outcome));
+                        }
+                    }
+                    Err(error) => {
+                        for reply in replies {
+                            let _ = reply.send(Err(error.clone()));
+                        }
+                    }
                 }
             }
         });
         Self { queue }
     }
 
-    /// Returns once the credential is committed.
-    pub async fn store(&self, credential: NewCredential) -> Result<(), IssuerError> {
+    /// Returns once the credential is committed (or found to belong to an attempt that has
+    /// one already).
+    pub async fn store(&self, credential: NewCredential) -> Result<Stored, IssuerError> {
         let stopped = || IssuerError::Io {
             context: "the credential writer has stopped".into(),
             detail: "the service is shutting down".into(),

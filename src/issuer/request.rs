@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::credential::normalize_learner_name;
 use crate::i18n::Language;
-use crate::quiz::attempt::Answer;
+use crate::quiz::attempt::{is_attempt_id, Answer};
 use crate::quiz::bank::{QuestionBank, QuestionKind};
 
 /// Largest request body accepted (a full quiz's answers and a name are well under 2 KB).
@@ -22,6 +22,9 @@ pub struct IssueRequest {
     pub answers: BTreeMap<String, Answer>,
     /// The attempt's seed (its option order), which the app sends; accepted, never needed to grade.
     pub seed: Option<u64>,
+    /// The attempt these answers come from (random, made by the browser when the attempt
+    /// starts): one attempt gets one credential, so a second request with it gets the first.
+    pub attempt_id: Option<String>,
 }
 
 /// A refused request: which field, and why, in words for the developer of a client.
@@ -39,7 +42,7 @@ fn refuse(field: impl Into<String>, problem: impl Into<String>) -> FieldError {
     }
 }
 
-const FIELDS: [&str; 5] = ["bank_version", "language", "name", "answers", "seed"];
+const FIELDS: [&str; 6] = ["bank_version", "language", "name", "answers", "seed", "attempt_id"];
 
 impl IssueRequest {
     /// Parses a request body against the bank the server grades with.
@@ -87,6 +90,16 @@ impl IssueRequest {
                     .ok_or_else(|| refuse("seed", "must be a whole number >= 0"))?,
             ),
         };
+        let attempt_id = match object.get("attempt_id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) if is_attempt_id(id) => Some(id.clone()),
+            Some(_) => {
+                return Err(refuse(
+                    "attempt_id",
+                    "must be 16 to 64 characters from A-Z, a-z, 0-9, - and _",
+                ))
+            }
+        };
         let Value::Object(raw_answers) = required("answers")? else {
             return Err(refuse("answers", "must be an object from question id to answer"));
         };
@@ -124,6 +137,7 @@ impl IssueRequest {
             name,
             answers,
             seed,
+            attempt_id,
         })
     }
 }
@@ -196,6 +210,31 @@ mod tests {
         assert_eq!(request.language, Language::Spanish);
         assert_eq!(request.answers.len(), ids.len());
         assert_eq!(request.seed, Some(7));
+        assert_eq!(request.attempt_id, None);
+    }
+
+    #[test]
+    fn an_attempt_id_is_16_to_64_url_safe_characters() {
+        let bank = bank();
+        let with = |id: Value| {
+            let mut body: Value = serde_json::from_str(&passing_request_body(&bank, "Ada")).unwrap();
+            body["attempt_id"] = id;
+            IssueRequest::parse(body.to_string().as_bytes(), &bank)
+        };
+        let id = "Ab-_0123456789xyz";
+        assert_eq!(with(id.into()).unwrap().attempt_id.as_deref(), Some(id));
+        assert_eq!(with(Value::Null).unwrap().attempt_id, None);
+        assert!(with("x".repeat(64).into()).is_ok());
+        for bad in [
+            serde_json::json!("x".repeat(15)),
+            serde_json::json!("x".repeat(65)),
+            serde_json::json!("has space in it 123"),
+            serde_json::json!("slash/slash/slash/"),
+            serde_json::json!("ñññññññññññññññññ"),
+            serde_json::json!(12345678901234567u64),
+        ] {
+            assert_eq!(with(bad.clone()).unwrap_err().field, "attempt_id", "{bad}");
+        }
     }
 
     #[test]

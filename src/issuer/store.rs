@@ -37,6 +37,24 @@ pub struct NewCredential {
     pub answers_json: String,
     pub key_id: String,
     pub credential_json: String,
+    /// The attempt the answers came from, when the client named it (one credential each).
+    pub attempt_id: Option<String>,
+}
+
+/// What storing a new credential did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    Inserted,
+    /// Its attempt already has a credential (issued in between); nothing was stored.
+    AttemptTaken,
+}
+
+/// The credential an attempt got: its name in the database and the signed JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptCredential {
+    pub serial: u32,
+    pub nonce: u32,
+    pub credential_json: String,
 }
 
 /// A stored, signed credential.
@@ -209,17 +227,20 @@ impl Store {
     }
 
     /// Stores signed credentials in one transaction (one commit, so one disk flush, for a whole
-    /// batch); they are durable once this returns, before any 201 goes out.
-    pub async fn insert(&self, credentials: &[NewCredential]) -> Result<(), IssuerError> {
+    /// batch); they are durable once this returns, before any 201 goes out. A credential whose
+    /// attempt already has one (stored earlier or earlier in the batch) is not stored.
+    pub async fn insert(&self, credentials: &[NewCredential]) -> Result<Vec<Stored>, IssuerError> {
         let mut transaction = self
             .writer
             .begin()
             .await
             .map_err(db_error("cannot store the credential"))?;
+        let mut outcomes = Vec::with_capacity(credentials.len());
         for new in credentials {
-            sqlx::query(
-                "INSERT INTO credentials (serial, nonce, issued_at, name, language, bank_version, score_percent, answers, key_id, credential) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            let inserted = sqlx::query(
+                "INSERT INTO credentials (serial, nonce, issued_at, name, language, bank_version, score_percent, answers, key_id, credential, attempt_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                 ON CONFLICT (attempt_id) WHERE attempt_id IS NOT NULL DO NOTHING",
             )
             .bind(i64::from(new.serial))
             .bind(i64::from(new.nonce))
@@ -231,14 +252,42 @@ impl Store {
             .bind(&new.answers_json)
             .bind(&new.key_id)
             .bind(&new.credential_json)
+            .bind(new.attempt_id.as_deref())
             .execute(&mut *transaction)
             .await
-            .map_err(db_error("cannot store the credential"))?;
+            .map_err(db_error("cannot store the credential"))?
+            .rows_affected();
+            outcomes.push(if inserted == 1 {
+                Stored::Inserted
+            } else {
+                Stored::AttemptTaken
+            });
         }
         transaction
             .commit()
             .await
-            .map_err(db_error("cannot store the credential"))
+            .map_err(db_error("cannot store the credential"))?;
+        Ok(outcomes)
+    }
+
+    /// The credential issued for an attempt, if any.
+    pub async fn credential_for_attempt(&self, attempt_id: &str) -> Result<Option<AttemptCredential>, IssuerError> {
+        let row = sqlx::query("SELECT serial, nonce, credential FROM credentials WHERE attempt_id = $1")
+            .bind(attempt_id)
+            .fetch_optional(&self.writer)
+            .await
+            .map_err(db_error("cannot read the attempt's credential"))?;
+        row.map(|row| {
+            let serial: i64 = row.try_get(0)?;
+            let nonce: i64 = row.try_get(1)?;
+            Ok(AttemptCredential {
+                serial: u32::try_from(serial).unwrap_or_default(),
+                nonce: u32::try_from(nonce).unwrap_or_default(),
+                credential_json: row.try_get(2)?,
+            })
+        })
+        .transpose()
+        .map_err(db_error("cannot read the attempt's credential"))
     }
 
     /// The signed credential named by (serial, nonce); `None` when unknown or never signed.

@@ -65,6 +65,12 @@ pub struct Feedback {
     pub options: Vec<OptionFeedback>,
     pub explanation: String,
     pub scenario: Option<String>,
+    /// For a wrong number: what the likely mistake is (when the bank foresees it), else what
+    /// the number is computed from. Never the answer.
+    pub hint: Option<String>,
+    /// Correct options the answer left out (multiple choice), so that a learner who chose only
+    /// right ones learns that the set is incomplete, without being told which is missing.
+    pub missing_correct: usize,
 }
 
 impl Feedback {
@@ -180,6 +186,19 @@ pub struct Attempt {
     /// Index of the question shown.
     pub current: usize,
     pub progress: BTreeMap<String, QuestionProgress>,
+    /// Names the attempt at an issuer, which gives one attempt one credential: random, made
+    /// by the browser when the attempt starts (see [`is_attempt_id`]). Saves from before it
+    /// existed lack it; the page gives them one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+}
+
+/// Whether `text` is an attempt ID: 16 to 64 URL-safe characters (`A-Z a-z 0-9 - _`).
+pub fn is_attempt_id(text: &str) -> bool {
+    (16..=64).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// FNV-1a, to derive a per-question stream from its id.
@@ -201,7 +220,14 @@ impl Attempt {
             seed,
             current: 0,
             progress: BTreeMap::new(),
+            attempt_id: None,
         }
+    }
+
+    /// The same attempt named by `attempt_id` (ignored unless [`is_attempt_id`] holds).
+    pub fn with_attempt_id(mut self, attempt_id: Option<String>) -> Self {
+        self.attempt_id = attempt_id.filter(|id| is_attempt_id(id));
+        self
     }
 
     /// Display order of a question's options: a permutation of bank indices, fixed per attempt.
@@ -263,6 +289,13 @@ impl Attempt {
         Some(self.feedback(question, &progress.last_answer, correct))
     }
 
+    /// The answer that [`Attempt::feedback_for`] explains: what the question's inputs show
+    /// when the learner comes back to it.
+    pub fn shown_answer(&self, bank: &QuestionBank, index: usize) -> Option<&Answer> {
+        let question = bank.questions.get(index)?;
+        self.progress.get(&question.id).map(|p| &p.last_answer)
+    }
+
     fn feedback(&self, question: &Question, answer: &Answer, correct: bool) -> Feedback {
         let selected = |i: usize| match answer {
             Answer::Single(s) => *s == i,
@@ -283,12 +316,31 @@ impl Attempt {
                 }
             })
             .collect();
+        let hint = match (&question.kind, answer) {
+            (QuestionKind::Numeric { approach, hints, .. }, Answer::Numeric(value)) if !correct => Some(
+                hints
+                    .iter()
+                    .find(|h| h.matches(*value))
+                    .map_or_else(|| approach.clone(), |h| h.explanation.clone()),
+            ),
+            _ => None,
+        };
+        let missing_correct = match (&question.kind, answer) {
+            (QuestionKind::Multiple { options }, Answer::Multiple(chosen)) => options
+                .iter()
+                .enumerate()
+                .filter(|(i, o)| o.correct && !chosen.contains(i))
+                .count(),
+            _ => 0,
+        };
         Feedback {
             correct,
             answer_revealed: correct || tries >= REVEAL_AFTER_TRIES,
             options,
             explanation: question.explanation.clone(),
             scenario: question.scenario.clone(),
+            hint,
+            missing_correct,
         }
     }
 
@@ -406,7 +458,7 @@ impl Attempt {
             };
             (id, answers)
         });
-        Ok(Self::from_recorded(bank, attempt.seed, attempt.current, recorded))
+        Ok(Self::from_recorded(bank, attempt.seed, attempt.current, recorded).with_attempt_id(attempt.attempt_id))
     }
 
     /// Takes in the answers another page (a second tab) saved for this attempt, so that neither

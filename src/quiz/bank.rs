@@ -46,7 +46,27 @@ pub enum QuestionKind {
         tolerance: f64,
         #[serde(default)]
         unit: String,
+        /// What the number is computed from, without giving it: the feedback on a wrong
+        /// number that no hint foresees.
+        approach: String,
+        /// Likely wrong numbers (the reciprocal, N forgotten, ...), each with what went wrong.
+        #[serde(default)]
+        hints: Vec<NumericHint>,
     },
+}
+
+/// A likely wrong number and what it suggests went wrong (never the right answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NumericHint {
+    pub value: f64,
+    pub explanation: String,
+}
+
+impl NumericHint {
+    /// Whether `value` is this hint's number (as the page's numbers are typed, not computed).
+    pub fn matches(&self, value: f64) -> bool {
+        (self.value - value).abs() <= 1e-9 * self.value.abs().max(1.0)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,7 +128,16 @@ impl QuestionBank {
                 QuestionKind::Single { options } | QuestionKind::Multiple { options } => {
                     (options.iter().map(|o| o.correct).collect::<Vec<_>>(), None)
                 }
-                QuestionKind::Numeric { answer, tolerance, .. } => (Vec::new(), Some((*answer, *tolerance))),
+                QuestionKind::Numeric {
+                    answer,
+                    tolerance,
+                    hints,
+                    ..
+                } => (
+                    Vec::new(),
+                    // The same likely mistakes, whatever the language.
+                    Some((*answer, *tolerance, hints.iter().map(|h| h.value).collect::<Vec<_>>())),
+                ),
             };
             let kind = |q: &Question| std::mem::discriminant(&q.kind);
             if a.id != b.id || a.scenario != b.scenario || kind(a) != kind(b) || answers(a) != answers(b) {
@@ -181,9 +210,29 @@ impl QuestionBank {
                         }
                     }
                 }
-                QuestionKind::Numeric { answer, tolerance, .. } => {
+                QuestionKind::Numeric {
+                    answer,
+                    tolerance,
+                    approach,
+                    hints,
+                    ..
+                } => {
                     if !(answer.is_finite() && tolerance.is_finite() && *tolerance >= 0.0) {
                         return Err(bad("numeric answer and tolerance must be finite, tolerance >= 0".into()));
+                    }
+                    if approach.trim().is_empty() {
+                        return Err(bad("a numeric question needs an approach for wrong numbers".into()));
+                    }
+                    for (j, hint) in hints.iter().enumerate() {
+                        if !hint.value.is_finite() || hint.explanation.trim().is_empty() {
+                            return Err(bad("every hint needs a finite value and an explanation".into()));
+                        }
+                        if (hint.value - answer).abs() <= *tolerance + 1e-9 * answer.abs() {
+                            return Err(bad(format!("hint {} is an accepted answer", hint.value)));
+                        }
+                        if hints[..j].iter().any(|h| h.matches(hint.value)) {
+                            return Err(bad(format!("hint {} appears twice", hint.value)));
+                        }
                     }
                 }
             }

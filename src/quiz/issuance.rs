@@ -42,22 +42,27 @@ pub fn request_body(
     name: &str,
     first_answers: &BTreeMap<String, Answer>,
     seed: u64,
+    attempt_id: Option<&str>,
 ) -> String {
     let answers: Map<String, Value> = first_answers
         .iter()
         .filter_map(|(id, answer)| Some((id.clone(), answer_value(answer)?)))
         .collect();
-    json!({
+    let mut body = json!({
         "bank_version": bank_version,
         "language": language.tag(),
         "name": name,
         "answers": answers,
         "seed": seed,
-    })
-    .to_string()
+    });
+    if let Some(attempt_id) = attempt_id {
+        body["attempt_id"] = json!(attempt_id);
+    }
+    body.to_string()
 }
 
-/// A credential the issuer signed, as its `201 Created` reply carries it.
+/// A credential the issuer signed, as its `201 Created` reply carries it (or its `200 OK`,
+/// when the attempt had one already).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Issued {
     /// The short ID (`XXXXX-XXXXX-XXXXX`) that names the credential at the issuer.
@@ -116,7 +121,8 @@ impl Outcome {
             reason: format!("HTTP {}", reply.status),
         };
         match reply.status {
-            201 => {
+            // 200: the attempt had a credential already, which the issuer gives again.
+            200 | 201 => {
                 let id = body
                     .get("id")
                     .and_then(Value::as_str)
@@ -192,7 +198,7 @@ mod tests {
         answers.insert("b".to_string(), Answer::Multiple(vec![0, 3]));
         answers.insert("c".to_string(), Answer::Numeric(512.0));
         answers.insert("d".to_string(), Answer::Numeric(f64::NAN));
-        let body: Value = serde_json::from_str(&request_body(1, Language::Spanish, "Ada", &answers, 42)).unwrap();
+        let body: Value = serde_json::from_str(&request_body(1, Language::Spanish, "Ada", &answers, 42, None)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -203,6 +209,28 @@ mod tests {
                 "seed": 42,
             })
         );
+        let with_attempt: Value = serde_json::from_str(&request_body(
+            1,
+            Language::English,
+            "Ada",
+            &answers,
+            42,
+            Some("attempt-0123456789"),
+        ))
+        .unwrap();
+        assert_eq!(with_attempt["attempt_id"], "attempt-0123456789");
+    }
+
+    #[test]
+    fn an_attempts_earlier_credential_is_an_issued_one() {
+        let outcome = Outcome::from_reply(reply(
+            200,
+            r#"{"id":"ABCDE-FGHJK-MNPQR","credential":{"type":["VerifiableCredential"]}}"#,
+        ));
+        let Outcome::Issued(issued) = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(issued.id, "ABCDE-FGHJK-MNPQR");
     }
 
     #[test]
@@ -219,6 +247,7 @@ mod tests {
             "Ada",
             &attempt.first_answers(),
             9,
+            None,
         ))
         .unwrap();
         // The first answer, not the later one.

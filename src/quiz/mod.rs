@@ -279,6 +279,109 @@ mod tests {
         assert_eq!(spanish[0], "qué aporta la acumulación");
     }
 
+    /// Going back to an answered question shows the answer its feedback explains (the last
+    /// one), also after a save and a restore; a question not answered yet shows none.
+    #[test]
+    fn an_answered_question_shows_the_answer_its_feedback_explains() {
+        let bank = bank();
+        let mut attempt = Attempt::new(&bank, 11);
+        assert_eq!(attempt.shown_answer(&bank, 0), None);
+        attempt.answer(&bank, 0, wrong(&bank, 0)).unwrap();
+        assert_eq!(attempt.shown_answer(&bank, 0), Some(&wrong(&bank, 0)));
+        attempt.answer(&bank, 0, right(&bank, 0)).unwrap();
+        assert_eq!(attempt.shown_answer(&bank, 0), Some(&right(&bank, 0)));
+        let restored = Attempt::restore(&bank, &attempt.save()).unwrap();
+        assert_eq!(restored.shown_answer(&bank, 0), Some(&right(&bank, 0)));
+        assert!(restored.feedback_for(&bank, 0).unwrap().correct);
+        assert_eq!(restored.shown_answer(&bank, 1), None);
+        assert_eq!(restored.shown_answer(&bank, bank.questions.len()), None);
+    }
+
+    /// A wrong number gets the hint its likely mistake calls for, else what the number is
+    /// computed from; neither gives the answer away.
+    #[test]
+    fn a_wrong_number_is_explained_without_giving_the_answer() {
+        for language in crate::i18n::Language::ALL {
+            let bank = QuestionBank::bundled_in(language).unwrap();
+            let index = bank.index_of("memory-ratio").unwrap();
+            let QuestionKind::Numeric {
+                approach,
+                hints,
+                answer,
+                ..
+            } = &bank.questions[index].kind
+            else {
+                panic!("memory-ratio is numeric")
+            };
+            let mut attempt = Attempt::new(&bank, 3);
+            let feedback = attempt.answer(&bank, index, Answer::Numeric(256.0)).unwrap();
+            assert!(!feedback.correct && !feedback.answer_revealed);
+            let hint = feedback.hint.clone().unwrap();
+            assert_eq!(&hint, &hints.iter().find(|h| h.value == 256.0).unwrap().explanation);
+            assert!(hint.contains("256"), "it names the mistake: {hint}");
+            let unforeseen = attempt.answer(&bank, index, Answer::Numeric(77.0)).unwrap();
+            assert_eq!(unforeseen.hint.as_deref(), Some(approach.as_str()));
+            let right = attempt.answer(&bank, index, Answer::Numeric(*answer)).unwrap();
+            assert_eq!(right.hint, None);
+            for question in &bank.questions {
+                if let QuestionKind::Numeric {
+                    approach,
+                    hints,
+                    answer,
+                    ..
+                } = &question.kind
+                {
+                    let answer = answer.to_string();
+                    for text in hints.iter().map(|h| &h.explanation).chain([approach]) {
+                        let numbers: Vec<&str> = text
+                            .split(|c: char| !c.is_ascii_digit() && c != '.')
+                            .filter(|n| !n.is_empty())
+                            .collect();
+                        assert!(
+                            !numbers.contains(&answer.as_str()),
+                            "{} ({}): a hint gives the answer {answer}: {text}",
+                            question.id,
+                            language.tag()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Choosing some of the right options and none of the wrong ones says how many are missing,
+    /// without naming them.
+    #[test]
+    fn a_right_but_incomplete_choice_says_how_many_are_missing() {
+        let bank = bank();
+        let (index, correct) = bank
+            .questions
+            .iter()
+            .enumerate()
+            .find_map(|(i, q)| match &q.kind {
+                QuestionKind::Multiple { options } if options.iter().filter(|o| o.correct).count() >= 2 => Some((
+                    i,
+                    (0..options.len()).filter(|&j| options[j].correct).collect::<Vec<_>>(),
+                )),
+                _ => None,
+            })
+            .expect("a question with two correct options");
+        let mut attempt = Attempt::new(&bank, 5);
+        let feedback = attempt
+            .answer(&bank, index, Answer::Multiple(vec![correct[0]]))
+            .unwrap();
+        assert!(!feedback.correct);
+        assert_eq!(feedback.missing_correct, correct.len() - 1);
+        assert!(!feedback.answer_revealed, "the missing options stay unnamed");
+        assert_eq!(
+            feedback.shown_options().count(),
+            1,
+            "only the chosen option is explained"
+        );
+        let complete = attempt.answer(&bank, index, Answer::Multiple(correct.clone())).unwrap();
+        assert_eq!(complete.missing_correct, 0);
+    }
+
     #[test]
     fn multiple_choice_needs_exactly_the_correct_set() {
         let bank = bank();

@@ -2,7 +2,7 @@
 //! where they were.
 //!
 //! The encoding is compact JSON (serde), one object:
-//! `{"f":1,"b":<bank version>,"s":<seed>,"c":<question shown>,"p":{"<question id>":[first,last,tries],...}}`
+//! `{"f":1,"b":<bank version>,"s":<seed>,"c":<question shown>,"p":{"<question id>":[first,last,tries],...},"i":"<attempt id>"}`
 //! where an answer is an option index (single choice), an array of option indices (multiple
 //! choice) or `{"n":<number>}` (numeric), and `first` is `null` only for progress restored from
 //! an old local save that lacked it. No verdict is stored: restoring grades the answers again
@@ -88,6 +88,9 @@ struct Suspended {
     s: u64,
     c: usize,
     p: BTreeMap<String, Entry>,
+    /// The attempt's ID (one credential per attempt); absent in progress saved before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    i: Option<String>,
 }
 
 /// Encodes an attempt for `cmi.suspend_data`, refusing what the LMS could not keep whole.
@@ -109,6 +112,7 @@ pub fn encode(attempt: &Attempt, version: ScormVersion) -> Result<String, Suspen
                 (id.clone(), entry)
             })
             .collect(),
+        i: attempt.attempt_id.clone(),
     };
     let text = serde_json::to_string(&suspended).map_err(|e| SuspendError::Unreadable(e.to_string()))?;
     let (length, limit) = (text.chars().count(), version.suspend_data_limit());
@@ -142,7 +146,9 @@ pub fn decode(bank: &QuestionBank, text: &str) -> Result<Option<Attempt>, Suspen
         };
         (id, answers)
     });
-    Ok(Some(Attempt::from_recorded(bank, suspended.s, suspended.c, recorded)))
+    Ok(Some(
+        Attempt::from_recorded(bank, suspended.s, suspended.c, recorded).with_attempt_id(suspended.i),
+    ))
 }
 
 #[cfg(test)]

@@ -93,6 +93,20 @@ pub fn today() -> CivilDate {
     }
 }
 
+/// A new attempt's ID: 128 bits from the browser's cryptographic generator, base64url (22
+/// characters). `None` where the browser has none (then the attempt has no ID, as before).
+pub fn random_attempt_id() -> Option<String> {
+    use base64::Engine;
+    let mut bytes = [0u8; 16];
+    window()
+        .ok()?
+        .crypto()
+        .ok()?
+        .get_random_values_with_u8_array(&mut bytes)
+        .ok()?;
+    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
 pub fn random_seed() -> u64 {
     (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
 }
@@ -249,13 +263,25 @@ pub fn set_document_language(tag: &str) {
 
 /// Reloads the page with one query parameter set, keeping the others as they are now.
 pub fn reload_with(key: &str, value: &str) {
-    let Ok(w) = window() else { return };
-    let location = w.location();
-    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&location.search().unwrap_or_default()) else {
-        return;
-    };
+    if let (Ok(w), Some(search)) = (window(), search_with(key, value)) {
+        let _ = w.location().set_search(&search);
+    }
+}
+
+/// Sets one parameter of the address without loading the page again (a reload would end a
+/// SCORM session).
+pub fn set_query_parameter(key: &str, value: &str) {
+    if let Some(search) = search_with(key, value) {
+        replace_query(&format!("?{search}"));
+    }
+}
+
+/// The page's query with `key` set to `value`.
+fn search_with(key: &str, value: &str) -> Option<String> {
+    let search = window().ok()?.location().search().unwrap_or_default();
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     params.set(key, value);
-    let _ = location.set_search(&String::from(params.to_string()));
+    Some(String::from(params.to_string()))
 }
 
 /// The text of a JavaScript error (`TypeError: Failed to fetch`), for the UI.

@@ -24,14 +24,28 @@ enum Issuing {
     Failed(Outcome),
 }
 
+/// A new attempt: its own option order and its own ID at the issuer.
+fn fresh_attempt(bank: &QuestionBank) -> Attempt {
+    Attempt::new(bank, browser::random_seed()).with_attempt_id(browser::random_attempt_id())
+}
+
+/// An attempt restored from a save made before attempts had IDs gets one now (kept with the
+/// next save).
+fn with_some_id(attempt: Attempt) -> Attempt {
+    match attempt.attempt_id {
+        Some(_) => attempt,
+        None => attempt.with_attempt_id(browser::random_attempt_id()),
+    }
+}
+
 /// Loads saved progress; an unreadable save is kept under a backup key, never thrown away.
 fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
     let reason = |error: &RestoreError| capitalize(&msg(&error.message()));
     let key = storage_key(bank.version);
     match browser::load(&key) {
-        None => (Attempt::new(bank, browser::random_seed()), None),
+        None => (fresh_attempt(bank), None),
         Some(saved) => match Attempt::restore(bank, &saved) {
-            Ok(attempt) => (attempt, None),
+            Ok(attempt) => (with_some_id(attempt), None),
             Err(error @ (RestoreError::Unreadable(_) | RestoreError::OtherVersion { .. })) => {
                 let note = match browser::keep_unreadable(&key, &saved) {
                     Ok(backup) => msg(&Msg::new("quiz-restore-kept")
@@ -39,7 +53,7 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
                         .arg("key", backup)),
                     Err(_) => msg(&Msg::new("quiz-restore-lost").arg("reason", reason(&error))),
                 };
-                (Attempt::new(bank, browser::random_seed()), Some(note))
+                (fresh_attempt(bank), Some(note))
             }
         },
     }
@@ -50,16 +64,27 @@ fn load_attempt(bank: &QuestionBank) -> (Attempt, Option<String>) {
 fn load_from_lms(bank: &QuestionBank) -> (Attempt, Option<String>) {
     let saved = super::scorm::get(scorm::SUSPEND_DATA).unwrap_or_default();
     match suspend::decode(bank, &saved) {
-        Ok(Some(attempt)) => (attempt, None),
-        Ok(None) => (Attempt::new(bank, browser::random_seed()), None),
+        Ok(Some(attempt)) => (with_some_id(attempt), None),
+        Ok(None) => (fresh_attempt(bank), None),
         Err(error) => {
             let reason = capitalize(&msg(&error.message()));
             let note = match browser::keep_unreadable("gradlab.scorm.suspend_data", &saved) {
                 Ok(backup) => msg(&Msg::new("quiz-restore-kept").arg("reason", reason).arg("key", backup)),
                 Err(_) => msg(&Msg::new("quiz-restore-lost").arg("reason", reason)),
             };
-            (Attempt::new(bank, browser::random_seed()), Some(note))
+            (fresh_attempt(bank), Some(note))
         }
+    }
+}
+
+/// The inputs as the learner left them: an answered question shows the answer its feedback
+/// explains, a new one empty inputs.
+fn inputs_for(answer: Option<&Answer>) -> (Vec<usize>, String) {
+    match answer {
+        Some(Answer::Single(i)) => (vec![*i], String::new()),
+        Some(Answer::Multiple(list)) => (list.clone(), String::new()),
+        Some(Answer::Numeric(x)) => (Vec::new(), super::i18n::num(&x.to_string())),
+        None => (Vec::new(), String::new()),
     }
 }
 
@@ -131,6 +156,7 @@ pub fn QuizPage(
         data_model::already_completed(version, &status)
     });
     let initial_feedback = initial.feedback_for(&bank, initial.current);
+    let (initial_selection, initial_numeric) = inputs_for(initial.shown_answer(&bank, initial.current));
     let (stored, stored_problem) = match load_issued(bank.version) {
         Ok(stored) => (stored, None),
         Err(problem) => (None, Some(problem)),
@@ -142,8 +168,8 @@ pub fn QuizPage(
     let feedback = RwSignal::new(initial_feedback);
     // Questions whose answer the learner asked to see.
     let revealed = RwSignal::new(std::collections::BTreeSet::<usize>::new());
-    let selection = RwSignal::new(Vec::<usize>::new());
-    let numeric = RwSignal::new(String::new());
+    let selection = RwSignal::new(initial_selection);
+    let numeric = RwSignal::new(initial_numeric);
     let message = RwSignal::new(restore_notice.or(link_notice).or(stored_problem));
     let show_result = RwSignal::new(false);
     let name = RwSignal::new(String::new());
@@ -199,6 +225,10 @@ pub fn QuizPage(
             if feedback.with_untracked(Option::is_none) || !same_attempt {
                 let index = attempt.with_untracked(|a| a.current);
                 feedback.set(bank.with_value(|b| attempt.with_untracked(|a| a.feedback_for(b, index))));
+                let (chosen, typed) =
+                    bank.with_value(|b| attempt.with_untracked(|a| inputs_for(a.shown_answer(b, index))));
+                selection.set(chosen);
+                numeric.set(typed);
             }
         });
         on_cleanup(move || listener.remove());
@@ -220,8 +250,9 @@ pub fn QuizPage(
         // An answer shown on request stays shown while the page is open.
         let asked = revealed.with_untracked(|r| r.contains(&index));
         feedback.set(shown.map(|f| if asked { f.revealed() } else { f }));
-        selection.set(Vec::new());
-        numeric.set(String::new());
+        let (chosen, typed) = bank.with_value(|b| attempt.with_untracked(|a| inputs_for(a.shown_answer(b, index))));
+        selection.set(chosen);
+        numeric.set(typed);
         show_result.set(false);
         persist();
     };
@@ -275,7 +306,7 @@ pub fn QuizPage(
 
     let new_attempt = move |_| {
         issuing.set(Issuing::Idle);
-        attempt.set(bank.with_value(|b| Attempt::new(b, browser::random_seed())));
+        attempt.set(bank.with_value(fresh_attempt));
         feedback.set(None);
         selection.set(Vec::new());
         show_result.set(false);
@@ -308,7 +339,14 @@ pub fn QuizPage(
         let Some(holder) = checked_name() else { return };
         let body = bank.with_value(|b| {
             attempt.with_untracked(|a| {
-                issuance::request_body(b.version, super::i18n::language(), &holder, &a.first_answers(), a.seed)
+                issuance::request_body(
+                    b.version,
+                    super::i18n::language(),
+                    &holder,
+                    &a.first_answers(),
+                    a.seed,
+                    a.attempt_id.as_deref(),
+                )
             })
         });
         message.set(None);
@@ -318,10 +356,15 @@ pub fn QuizPage(
             match Outcome::from_reply(reply) {
                 Outcome::Issued(signed) => {
                     issuing.set(Issuing::Idle);
+                    // The name the credential carries: a second request of this attempt gets the
+                    // first credential, under the first name.
+                    let name = crate::credential::CredentialSummary::from_json(&signed.credential)
+                        .map_or(holder, |summary| summary.subject_name);
                     keep(IssuedCertificate {
-                        name: holder,
+                        name,
                         id: signed.id,
                         credential: Some(signed.credential),
+                        attempt_id: attempt.with_untracked(|a| a.attempt_id.clone()),
                     });
                 }
                 other => issuing.set(Issuing::Failed(other)),
@@ -346,6 +389,7 @@ pub fn QuizPage(
                     name: certificate::normalize_name(&cert.name),
                     id,
                     credential: None,
+                    attempt_id: attempt.with_untracked(|a| a.attempt_id.clone()),
                 });
             }
             Err(e) => message.set(Some(format!("{}.", capitalize(&msg(&e.message()))))),
@@ -476,11 +520,27 @@ pub fn QuizPage(
         });
         let explanation = f.shown_explanation().map(str::to_string);
         let hidden_hint = (!f.answer_revealed).then(|| view! { <p class="muted">{tr("quiz-answer-hidden")}</p> });
+        // Until the answer shows: what went wrong with a number, and whether right options are
+        // missing (without naming them).
+        let hint = f
+            .hint
+            .clone()
+            .filter(|_| !f.answer_revealed)
+            .map(|text| view! { <p class="hint" data-testid="numeric-hint">{text}</p> });
+        let missing = (!f.answer_revealed && f.missing_correct > 0).then(|| {
+            let text = match f.missing_correct {
+                1 => tr("quiz-missing-one"),
+                count => msg(&Msg::new("quiz-missing-many").arg("count", count)),
+            };
+            view! { <p class="hint" data-testid="missing-correct">{text}</p> }
+        });
         Some(view! {
             <section class=class data-testid="feedback" data-correct=f.correct.to_string()
                 data-answer-revealed=f.answer_revealed.to_string() tabindex="-1">
                 <h3>{banner}</h3>
                 {explanation.map(|e| view! { <p>{e}</p> })}
+                {hint}
+                {missing}
                 <ul class="option-feedback">{options}</ul>
                 {hidden_hint}
                 {lab_link}
@@ -601,7 +661,21 @@ pub fn QuizPage(
             .into_iter()
             .map(|i| view! { <li><button type="button" class="link" on:click=move |_| go_to(i)>{msg(&Msg::new("quiz-question-link").arg("number", i + 1))}</button></li> })
             .collect_view();
-        let body = if score.passed {
+        // One attempt, one certificate: once issued, the attempt shows it instead of the form.
+        let issued_here = issued.with(|c| {
+            c.as_ref()
+                .filter(|c| c.attempt_id.is_some() && c.attempt_id == attempt.with(|a| a.attempt_id.clone()))
+                .map(|c| c.name.clone())
+        });
+        let body = if let (true, Some(holder)) = (score.passed, issued_here) {
+            let href = super::i18n::link(Route::Certificate.query());
+            view! {
+                <p>{msg(&Msg::new("quiz-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
+                <p data-testid="issued-for-attempt">{msg(&Msg::new("quiz-issued-for-attempt").arg("name", holder))}</p>
+                <p><a href=href data-testid="show-certificate">{tr("quiz-show-certificate")}</a></p>
+            }
+            .into_any()
+        } else if score.passed {
             view! {
                 <p>{msg(&Msg::new("quiz-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
                 <form class="name-form" on:submit=move |ev| { ev.prevent_default(); request_signed(); }>
