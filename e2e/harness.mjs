@@ -38,14 +38,37 @@ export async function servePages(pages, host = '127.0.0.2') {
   return { url: `http://${host}:${port}/`, origin: `http://${host}:${port}`, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** The body of a request, as text. */
+function bodyOf(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
 /**
  * Serves folders under URL prefixes ({ '/': distDir, '/lms/content/': dir, ... }; the longest
- * prefix wins) and fixed pages ({ '/lms/host.html': html }) on a free localhost port.
+ * prefix wins) and fixed pages ({ '/lms/host.html': html }) on a free localhost port. POST
+ * requests go to `endpoints` ({ '/lms/commit': (url, body) => ({ status, json }) }).
  */
-export async function serveTree(mounts, pages = {}) {
+export async function serveTree(mounts, pages = {}, endpoints = {}) {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    const url = new URL(req.url, 'http://localhost');
+    const path = decodeURIComponent(url.pathname);
+    if (req.method === 'POST') {
+      const endpoint = endpoints[path];
+      if (endpoint === undefined) {
+        res.writeHead(404).end('not found');
+        return;
+      }
+      const { status, json } = endpoint(url, await bodyOf(req));
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(json));
+      return;
+    }
     if (pages[path] !== undefined) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(pages[path]);
@@ -99,8 +122,44 @@ export async function expectAccessible(frame, label) {
   }
 }
 
-/** Headless Debian Chromium with WebGPU exposed (SwiftShader) and no network chatter; Playwright gives each launch a fresh profile. */
-export async function launchBrowser({ webgpu = true } = {}) {
+/** The Lab's presets, which the course asks a prediction for before they train. */
+export const PRESETS = ['scaling', 'scaling_adam', 'norms', 'variable_length', 'pitfalls', 'memory'];
+
+/**
+ * Makes every page of `browser` start as a returning learner who dismissed the introduction and
+ * chose "Just show me" for every preset (unless the page's storage already holds course
+ * progress), so that tests of other things can train a preset at once; the course's own tests
+ * launch without it.
+ */
+function withCourseSkipped(browser) {
+  const progress = JSON.stringify({ predictions: {}, skipped: PRESETS, observed: [] });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    await context.addInitScript((value) => {
+      try {
+        if (localStorage.getItem('gradlab.course') === null) localStorage.setItem('gradlab.course', value);
+        if (localStorage.getItem('gradlab.intro') === null) localStorage.setItem('gradlab.intro', 'dismissed');
+      } catch {
+        // A frame without storage (an opaque origin) has no course either.
+      }
+    }, progress);
+    return context;
+  };
+  browser.newPage = async (options) => {
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    page.on('close', () => context.close().catch(() => {}));
+    return page;
+  };
+  return browser;
+}
+
+/**
+ * Headless Debian Chromium with WebGPU exposed (SwiftShader) and no network chatter; Playwright
+ * gives each launch a fresh profile. `courseSkipped`: see `withCourseSkipped`.
+ */
+export async function launchBrowser({ webgpu = true, courseSkipped = true } = {}) {
   const args = [
     '--no-sandbox',
     '--disable-quic',
@@ -110,7 +169,8 @@ export async function launchBrowser({ webgpu = true } = {}) {
     '--disable-sync',
   ];
   if (webgpu) args.push('--enable-unsafe-webgpu');
-  return chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args });
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args });
+  return courseSkipped ? withCourseSkipped(browser) : browser;
 }
 
 export async function screenshot(page, name) {
@@ -124,11 +184,11 @@ export async function screenshot(page, name) {
  * Registers before/after hooks that serve dist/ and launch the browser for a test file;
  * the returned object holds `server` and `browser` once the hooks have run.
  */
-export function withAppAndBrowser() {
+export function withAppAndBrowser(browserOptions = {}) {
   const app = {};
   before(async () => {
     app.server = await serveDist();
-    app.browser = await launchBrowser();
+    app.browser = await launchBrowser(browserOptions);
   });
   after(async () => {
     await app.browser?.close();

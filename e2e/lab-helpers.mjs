@@ -1,12 +1,19 @@
 // Helpers of the Lab tests: open the Lab, train with play and pause, read the results table.
 import assert from 'node:assert/strict';
 
-/** Opens the Lab with `query` in a new page and waits until a run can start. */
-export async function openLab(app, query, options = {}, browser = app.browser) {
+/**
+ * Opens the Lab with `query` in a new page and waits until a run can start, or, with
+ * `until: 'prediction'`, until the course asks its prediction (Play waits for it).
+ */
+export async function openLab(app, query, { until = 'play', ...options } = {}, browser = app.browser) {
   const page = await browser.newPage(options);
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
   await page.goto(`${app.server.url}${query}`);
+  if (until === 'prediction') {
+    await page.getByTestId('predict-lock').waitFor();
+    return page;
+  }
   await page.waitForFunction(() => {
     const play = document.querySelector('[data-testid=play]');
     return play && !play.disabled;

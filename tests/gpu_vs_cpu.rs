@@ -268,6 +268,63 @@ fn gpu_activation_workspace_holds_one_micro_batch() {
     assert!(accumulated.allocated_bytes() < full.allocated_bytes());
 }
 
+/// The memory preset's captions say what each engine holds, and the figures hold them to it:
+/// the WebGPU engine allocates more than the activations the CPU engine counts (its backward
+/// buffers), and on both the memory falls with N in the same proportion. The captions claim
+/// exactly that, in both languages, and never that the two are the same.
+#[test]
+fn the_memory_captions_are_true_of_both_engines() {
+    let Some((context, ops)) = gpu_device() else { return };
+    use gradlab::gpu::engine::GpuEngine;
+    use gradlab::i18n::{Language, Localizer, Msg};
+    use gradlab::sim::lab::{CpuLab, RunSetup};
+    let config = Scenario::by_id("memory").unwrap().config;
+    let data = config.dataset.generate();
+    let cpu: Vec<u64> = CpuLab::<f32>::cpu(config.clone())
+        .unwrap()
+        .activation_memory(4)
+        .iter()
+        .map(|m| m.peak.bytes as u64)
+        .collect();
+    let gpu: Vec<u64> = config
+        .runs
+        .iter()
+        .map(|run| {
+            GpuEngine::new(context, ops, &RunSetup::new(&config, run, &data))
+                .unwrap()
+                .activation_bytes()
+        })
+        .collect();
+    eprintln!("memory preset, activation bytes per run: CPU engine {cpu:?}, WebGPU engine {gpu:?}");
+    assert_eq!(cpu.len(), 3);
+    for (run, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+        assert!(
+            g > c,
+            "run {run}: the WebGPU engine's figure ({g}) reads higher than the CPU engine's ({c})"
+        );
+    }
+    for run in 1..cpu.len() {
+        let (c, g) = (cpu[run] as f64 / cpu[0] as f64, gpu[run] as f64 / gpu[0] as f64);
+        assert!(
+            c < 1.0 && (c - g).abs() < 0.01 * c,
+            "run {run}: memory falls with N in the same proportion: CPU {c}, GPU {g}"
+        );
+    }
+    for language in Language::ALL {
+        let localizer = Localizer::new(language).unwrap();
+        for id in ["memory-model-source", "memory-gpu-source"] {
+            let caption = localizer.msg(&Msg::new(id));
+            for claim in ["the same for", "lo mismo"] {
+                assert!(
+                    !caption.contains(claim),
+                    "{id} ({}) claims equal figures: {caption}",
+                    language.tag()
+                );
+            }
+        }
+    }
+}
+
 /// Dispatches per optimizer step of the canonical workload (MLP 2-64-64-3, ReLU, SGD): per
 /// micro-batch 2 forward (the first hidden linear layer with its activation fused, then the
 /// second with the output layer, softmax, cross-entropy, the gradient of the logits and the

@@ -124,3 +124,29 @@ fn quiz_errors_read_in_english_as_their_error_text() {
         assert_eq!(en.msg(&error.message()), error.to_string());
     }
 }
+
+/// Learners read numbers in sentences as plain decimals or powers of ten (10⁻⁷), never in
+/// e-notation (1e-7), and the Spanish texts say "microlote" throughout, not "micro-lote".
+#[test]
+fn messages_write_numbers_and_terms_the_same_way_in_every_language() {
+    for language in Language::ALL {
+        for line in language.source().lines().filter(|l| !l.trim_start().starts_with('#')) {
+            let chars: Vec<char> = line.chars().collect();
+            let e_notation = chars
+                .windows(3)
+                .any(|w| w[0].is_ascii_digit() && w[1] == 'e' && (w[2].is_ascii_digit() || w[2] == '-'));
+            assert!(!e_notation, "{}: e-notation in: {line}", language.tag());
+        }
+    }
+    let spanish = Language::Spanish.source();
+    assert!(!spanish.contains("micro-lote"), "Spanish writes \"microlote\"");
+    for english_term in [" forward ", " backward ", "el forward", "el backward"] {
+        assert!(
+            !spanish
+                .lines()
+                .filter(|l| !l.starts_with("code-"))
+                .any(|l| l.contains(english_term)),
+            "Spanish leaves \"{english_term}\" in English"
+        );
+    }
+}

@@ -3,20 +3,77 @@
 // closing summary and the quiz; progress survives a reload and unreadable progress is kept aside.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withAppAndBrowser, screenshot, expectAccessible } from '../harness.mjs';
+import { withAppAndBrowser, screenshot, expectAccessible, PRESETS } from '../harness.mjs';
 import { openLab, train } from '../lab-helpers.mjs';
 
-const app = withAppAndBrowser();
+// A learner new to the course: no progress saved.
+const app = withAppAndBrowser({ courseSkipped: false });
+
+// Phrases of each experiment's answer: none may be on the page before the learner predicts.
+const GIVEAWAYS = {
+  scaling: ['too large', '4 times', 'oscillat'],
+  scaling_adam: ['cancel', 'stays close'],
+  norms: ['differ', 'gives the full-batch gradient'],
+  variable_length: ['weighs', 'every token the same weight', 'matches'],
+  pitfalls: ['pile up', 'grow'],
+  memory: ['a quarter', 'falls with', 'KiB'],
+};
+
+/** The page's text outside the prediction's own question and choices. */
+const textOutsideQuestion = (page) =>
+  page.evaluate(() => {
+    const question = document.querySelector('[data-testid=prediction]')?.innerText ?? '';
+    return document.body.innerText.replace(question, '');
+  });
+
+test('before predicting, no experiment gives its answer away, and Play waits for a prediction or "Just show me"', async () => {
+  const page = await openLab(app, '?view=lab&scenario=scaling&engine=cpu', { until: 'prediction', viewport: { width: 1366, height: 900 } });
+  for (const id of PRESETS) {
+    await page.locator(`[data-course-step=${id}]`).click();
+    await page.waitForFunction((want) => new URL(location.href).searchParams.get('scenario') === want, id);
+    await page.getByTestId('predict-lock').waitFor();
+    assert.equal(await page.getByTestId('explanation').getAttribute('data-answer-open'), 'false', id);
+    const text = (await textOutsideQuestion(page)).toLowerCase();
+    for (const phrase of GIVEAWAYS[id]) {
+      assert.ok(!text.includes(phrase.toLowerCase()), `${id}: "${phrase}" is on the page before the prediction`);
+    }
+    assert.ok(await page.getByTestId('play').isDisabled(), `${id}: Play waits for the prediction`);
+    assert.ok(await page.getByTestId('step').isDisabled(), `${id}: so does Step`);
+    assert.ok(await page.getByTestId('play-gate').isVisible(), `${id}: and says why`);
+  }
+  await expectAccessible(page, 'a preset before the prediction');
+  await screenshot(page, 'course-before-prediction');
+  // "Just show me": the explanation and the notice appear, Play opens, and the ✓ follows 30 steps.
+  await page.getByTestId('predict-skip').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
+  assert.equal(await page.getByTestId('explanation').getAttribute('data-answer-open'), 'true');
+  assert.match(await page.getByTestId('what-to-notice').textContent(), /activation memory falls with N/);
+  assert.ok(!(await page.getByTestId('play-gate').isVisible()));
+  assert.match(await page.getByTestId('predict-skipped').textContent(), /without predicting/);
+  await train(page, 30);
+  await page.getByTestId('predict-verdict').waitFor();
+  assert.match(await page.getByTestId('predict-verdict').textContent(), /The answer: a quarter\./);
+  assert.match(await page.locator('[data-course-step=memory]').textContent(), /^6✓/);
+  const saved = JSON.parse(await page.evaluate(() => localStorage.getItem('gradlab.course')));
+  assert.deepEqual(saved.skipped, ['memory']);
+  assert.deepEqual(saved.predictions, {}, 'a skip is not a prediction');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
 
 test('scaling: predict, train, see the answer measured in the run, go on to the next experiment', async () => {
-  const page = await openLab(app, '?view=lab&scenario=scaling&engine=cpu', { viewport: { width: 1280, height: 1000 } });
+  const page = await openLab(app, '?view=lab&scenario=scaling&engine=cpu', { until: 'prediction', viewport: { width: 1280, height: 1000 } });
   assert.equal(await page.getByTestId('course-position').textContent(), 'Experiment 1 of 6');
   assert.match(await page.getByTestId('prediction').textContent(), /Its gradient will be … the full batch's/);
   assert.ok(await page.getByTestId('predict-lock').isDisabled(), 'nothing chosen yet');
   await page.getByLabel('the same as').check();
   await page.getByTestId('predict-lock').click();
   assert.match(await page.getByTestId('predict-locked').textContent(), /Your prediction: the same as/);
+  assert.equal(await page.getByTestId('predict-locked').getAttribute('data-after-watching'), 'false');
   assert.match(await page.getByTestId('predict-wait').textContent(), /Train 30 steps/);
+  // The explanation with its answer shows once the prediction is locked.
+  assert.match(await page.getByTestId('explanation').textContent(), /4 times too large/);
+  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   await expectAccessible(page, 'prediction locked in');
   await train(page, 30);
   await page.getByTestId('predict-verdict').waitFor();
@@ -30,8 +87,8 @@ test('scaling: predict, train, see the answer measured in the run, go on to the 
   assert.match(await page.getByTestId('scenario-title').textContent(), /Adam/);
   assert.equal(await page.getByTestId('course-position').textContent(), 'Experiment 2 of 6');
   assert.equal(await page.getByTestId('predict-lock').isVisible(), true, 'a new question');
+  assert.ok(await page.getByTestId('play').isDisabled(), 'Play waits for the new prediction');
   // The next experiment is not observed by the steps the last one trained.
-  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.locator('[data-course-step=scaling_adam]').textContent(), '2' + 'The same with Adam');
   // Progress is kept apart from the URL: a reload shows what was observed and predicted.
   await page.goto(`${app.server.url}?view=lab&scenario=scaling&engine=cpu`);
@@ -54,10 +111,10 @@ test('scaling: predict, train, see the answer measured in the run, go on to the 
 });
 
 test('the last experiment closes with a summary and the quiz; unreadable progress is kept aside', async () => {
-  const page = await openLab(app, '?view=lab&scenario=memory&engine=cpu', { viewport: { width: 1280, height: 1000 } });
+  const page = await openLab(app, '?view=lab&scenario=memory&engine=cpu', { until: 'prediction', viewport: { width: 1280, height: 1000 } });
   await page.evaluate(() => localStorage.setItem('gradlab.course', '{"predictions":{"scaling":99}}'));
   await page.reload();
-  await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
+  await page.getByTestId('predict-lock').waitFor();
   assert.match(await page.getByTestId('course').textContent(), /could not be read; it is kept aside under gradlab\.course\.unreadable/);
   const kept = await page.evaluate(() => localStorage.getItem('gradlab.course.unreadable'));
   assert.match(kept, /scaling\\":99/);

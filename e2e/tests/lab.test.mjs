@@ -23,7 +23,7 @@ test('scaling: loss / N equals the full batch, the unscaled run does not', async
     await page.getByTestId('agreement').textContent(),
     /^full batch and accumulate 4, loss \/ 4: (the same loss, to the last bit|equal up to float rounding)/,
   );
-  assert.match(await page.getByTestId('results-table').locator('tbody tr').nth(2).textContent(), /gradient x4\.00 the full batch's/);
+  assert.match(await page.getByTestId('results-table').locator('tbody tr').nth(2).textContent(), /gradient ×4\.00 the full batch's/);
   assert.match(await page.getByTestId('ratio-note').textContent(), /relative error of N − 1 with a cosine of 1 means a gradient N times/);
   // Each chart's text alternative says what the curves show, as training goes.
   const summary = await page.getByTestId('chart-loss-summary').textContent();
@@ -289,7 +289,7 @@ test('phone width: Play on the first screen, every result column visible, the ch
   const cell = page.locator('[data-testid=results-table] tbody tr').nth(1).locator('td').nth(1);
   const box = await cell.boundingBox();
   assert.ok(box.x >= 0 && box.x + box.width <= 390, `gradient error cell at ${box.x}..${box.x + box.width}`);
-  assert.equal(await cell.getAttribute('data-label'), 'gradient error vs full batch');
+  assert.equal(await cell.getAttribute('data-label'), 'error vs full batch (same weights)');
   const width = await page.getByTestId('chart-loss').locator('canvas').evaluate((c) => c.width);
   assert.ok(width >= 300 && width <= 390, `chart canvas ${width}px wide`);
   await screenshot(page, 'lab-phone');

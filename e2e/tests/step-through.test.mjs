@@ -124,7 +124,7 @@ test('step-through at phone width, in Spanish: readable, nothing wider than the 
   const page = await openLab(app, '?view=lab&scenario=pitfalls&engine=gpu&lang=es', { viewport: { width: 390, height: 844 } });
   await openStepThrough(page);
   for (let i = 0; i < 3; i++) await nextPhase(page);
-  assert.match(await page.getByTestId('phase-name').textContent(), /Fase 4 de \d+: micro-lote 2, forward/);
+  assert.match(await page.getByTestId('phase-name').textContent(), /Fase 4 de \d+: microlote 2, pasada hacia delante/);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
   await expectAccessible(page, 'step-through at 390 px in Spanish');

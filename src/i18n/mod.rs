@@ -247,6 +247,7 @@ mod tests {
             ("0.547622", "0,547622"),
             ("2.3e-7", "2,3e-7"),
             ("3.00e0", "3,00e0"),
+            ("3.0 × 10⁻⁶", "3,0 × 10⁻⁶"),
             ("77.2 %", "77,2 %"),
             ("1.5 MiB", "1,5 MiB"),
             ("0.0049, 0.0017, 0.0039", "0,0049; 0,0017; 0,0039"),
@@ -259,7 +260,7 @@ mod tests {
             assert_eq!(es.number(text), spanish, "{text}");
             assert_eq!(en.number(text), text);
         }
-        // Arguments of messages go through it: the ratio reads "x4,00" in Spanish.
+        // Arguments of messages go through it: the ratio reads "×4,00" in Spanish.
         let ratio = Msg::new("results-grad-ratio").arg("ratio", "4.00");
         assert!(es.msg(&ratio).contains("4,00"), "{}", es.msg(&ratio));
         assert!(en.msg(&ratio).contains("4.00"));

@@ -63,12 +63,13 @@ impl Shape {
     }
 }
 
-/// A value as the summary reads it: 4 decimals, or scientific notation when tiny or huge.
-fn value(v: f64) -> String {
-    if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
-        format!("{v:.4}")
+/// A value as the summary reads it, as everywhere else on the page; on a log-scale chart a
+/// point at the floor was an exact zero and reads "0".
+fn value(v: f64, log_y: bool) -> String {
+    if log_y {
+        super::numbers::readable_on_log_chart(v, crate::plot::LOG_FLOOR, 4)
     } else {
-        format!("{v:.3e}")
+        super::numbers::readable(v, 4)
     }
 }
 
@@ -122,7 +123,7 @@ pub fn describe(chart: &LineChart) -> Vec<Msg> {
         sentences.push(
             Msg::new("chart-summary-series")
                 .arg("run", &series.label)
-                .arg("value", value(last))
+                .arg("value", value(last, chart.log_y))
                 .arg("step", step)
                 .arg("shape", Shape::of(&recent).key()),
         );

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::numbers::readable;
 use super::session::{LabView, RunView};
 use crate::i18n::Msg;
 use crate::sim::regime::{LossNormalization, ZeroGradPlacement};
@@ -112,8 +113,8 @@ impl Prediction {
                         .and_then(|r| r.grad_relative_error)
                 };
                 Msg::new("predict-norms-measured")
-                    .arg("batch", format!("{:.2e}", accumulated("BatchNorm")?))
-                    .arg("layer", format!("{:.2e}", accumulated("LayerNorm")?))
+                    .arg("batch", readable(accumulated("BatchNorm")?, 3))
+                    .arg("layer", readable(accumulated("LayerNorm")?, 3))
             }
             "variable_length" => {
                 let error = |loss: LossNormalization| {
@@ -122,11 +123,8 @@ impl Prediction {
                         .and_then(|r| r.grad_relative_error)
                 };
                 Msg::new("predict-variable_length-measured")
-                    .arg(
-                        "means",
-                        format!("{:.2e}", error(LossNormalization::MeanOfMicroBatchMeans)?),
-                    )
-                    .arg("total", format!("{:.2e}", error(LossNormalization::TotalItemCount)?))
+                    .arg("means", readable(error(LossNormalization::MeanOfMicroBatchMeans)?, 3))
+                    .arg("total", readable(error(LossNormalization::TotalItemCount)?, 3))
             }
             "pitfalls" => {
                 let forgotten = find(&|r| {
@@ -178,11 +176,22 @@ pub fn place(experiment: &str) -> Option<CoursePlace> {
 }
 
 /// What the learner has done in the course, saved in the browser.
+///
+/// Predict, then observe: an experiment's answer (its explanation, what to notice, and Play)
+/// opens once its prediction is locked or skipped ("Just show me"); a prediction locked after
+/// the experiment had begun training is kept but does not count as predicted; an experiment
+/// gets its ✓ (observed) only after a prediction or a skip.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CourseProgress {
     /// The choice made for each experiment's prediction.
     pub predictions: BTreeMap<String, usize>,
+    /// Experiments whose prediction was locked after training had begun ("after watching").
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub after_watching: BTreeSet<String>,
+    /// Experiments whose prediction the learner skipped ("Just show me").
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub skipped: BTreeSet<String>,
     /// Experiments trained for at least [`OBSERVED_STEPS`] steps.
     pub observed: BTreeSet<String>,
 }
@@ -204,8 +213,20 @@ impl CourseProgress {
                 return Err(UnreadableProgress(format!("choice {choice} for {experiment}")));
             }
         }
-        if let Some(unknown) = progress.observed.iter().find(|e| place(e).is_none()) {
+        if let Some(unknown) = progress
+            .observed
+            .iter()
+            .chain(&progress.skipped)
+            .find(|e| place(e).is_none())
+        {
             return Err(UnreadableProgress(format!("no experiment {unknown}")));
+        }
+        if let Some(unpredicted) = progress
+            .after_watching
+            .iter()
+            .find(|e| !progress.predictions.contains_key(*e))
+        {
+            return Err(UnreadableProgress(format!("no prediction for {unpredicted}")));
         }
         Ok(progress)
     }
@@ -214,10 +235,25 @@ impl CourseProgress {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Records a prediction; a choice out of range or for an experiment without one is ignored.
-    pub fn predict(&mut self, experiment: &str, choice: usize) {
+    /// Records a prediction made when the experiment had trained `steps_trained` steps: made
+    /// after training began, it is kept as "after watching". A second prediction, a choice out
+    /// of range or one for an experiment without a prediction is ignored.
+    pub fn predict(&mut self, experiment: &str, choice: usize, steps_trained: u64) {
+        if self.predictions.contains_key(experiment) {
+            return;
+        }
         if Prediction::of(experiment).is_some_and(|p| choice < p.choices) {
             self.predictions.insert(experiment.to_string(), choice);
+            if steps_trained > 0 {
+                self.after_watching.insert(experiment.to_string());
+            }
+        }
+    }
+
+    /// The learner chose to watch without predicting ("Just show me").
+    pub fn skip(&mut self, experiment: &str) {
+        if Prediction::of(experiment).is_some() {
+            self.skipped.insert(experiment.to_string());
         }
     }
 
@@ -225,10 +261,31 @@ impl CourseProgress {
         self.predictions.get(experiment).copied()
     }
 
-    /// Marks the experiment observed once `steps` reach [`OBSERVED_STEPS`]; returns whether
-    /// that changed anything (then it is saved).
+    /// Whether the prediction was locked before the experiment trained: only such a prediction
+    /// counts as predicted.
+    pub fn predicted_first(&self, experiment: &str) -> bool {
+        self.predictions.contains_key(experiment) && !self.after_watching.contains(experiment)
+    }
+
+    pub fn is_skipped(&self, experiment: &str) -> bool {
+        self.skipped.contains(experiment)
+    }
+
+    /// Whether the experiment's answer may show (its explanation, what to notice) and Play is
+    /// offered: after a prediction or a skip, or once it was observed (progress saved before
+    /// predictions came first).
+    pub fn answer_open(&self, experiment: &str) -> bool {
+        Prediction::of(experiment).is_none()
+            || self.predictions.contains_key(experiment)
+            || self.skipped.contains(experiment)
+            || self.observed.contains(experiment)
+    }
+
+    /// Marks the experiment observed once `steps` reach [`OBSERVED_STEPS`], after a prediction
+    /// or a skip; returns whether that changed anything (then it is saved).
     pub fn observe(&mut self, experiment: &str, steps: u64) -> bool {
-        steps >= OBSERVED_STEPS && place(experiment).is_some() && self.observed.insert(experiment.to_string())
+        let chosen = self.predictions.contains_key(experiment) || self.skipped.contains(experiment);
+        steps >= OBSERVED_STEPS && chosen && place(experiment).is_some() && self.observed.insert(experiment.to_string())
     }
 
     pub fn is_observed(&self, experiment: &str) -> bool {
@@ -302,12 +359,7 @@ mod tests {
             let measured = p.measured(&view).unwrap_or_else(|| panic!("{id}: measured"));
             let number = |name: &str| -> f64 {
                 let value = measured.args.iter().find(|(n, _)| *n == name).expect("arg").1.clone();
-                value
-                    .split_whitespace()
-                    .next()
-                    .expect("number")
-                    .parse()
-                    .expect("a number")
+                crate::lab_state::numbers::parse_readable(&value).expect("a number")
             };
             match id {
                 "scaling" => assert!((number("ratio") - 4.0).abs() < 0.01, "{measured:?}"),
@@ -337,11 +389,13 @@ mod tests {
         assert_eq!(place("memory").map(|p| p.next), Some(None));
         assert!(place("sandbox").is_none());
         let mut progress = CourseProgress::default();
-        progress.predict("scaling", 1);
-        progress.predict("scaling", 9);
-        progress.predict("sandbox", 0);
-        assert_eq!(progress.prediction("scaling"), Some(1));
+        progress.predict("scaling", 9, 0);
+        progress.predict("scaling", 1, 0);
+        progress.predict("scaling", 2, 0);
+        progress.predict("sandbox", 0, 0);
+        assert_eq!(progress.prediction("scaling"), Some(1), "the first prediction stands");
         assert_eq!(progress.predictions.len(), 1);
+        assert!(progress.predicted_first("scaling"));
         assert!(!progress.observe("scaling", OBSERVED_STEPS - 1));
         assert!(progress.observe("scaling", OBSERVED_STEPS));
         assert!(!progress.observe("scaling", OBSERVED_STEPS + 5), "once");
@@ -350,9 +404,12 @@ mod tests {
         let back = CourseProgress::from_json(&progress.to_json()).expect("round trip");
         assert_eq!(back, progress);
         for id in SCENARIO_IDS {
+            progress.skip(id);
             progress.observe(id, OBSERVED_STEPS);
         }
         assert!(progress.complete());
+        let back = CourseProgress::from_json(&progress.to_json()).expect("round trip with skips");
+        assert_eq!(back, progress);
         for bad in [
             "",
             "{",
@@ -360,10 +417,123 @@ mod tests {
             r#"{"predictions":{"scaling":7}}"#,
             r#"{"predictions":{"nope":0}}"#,
             r#"{"observed":["sandbox"]}"#,
+            r#"{"skipped":["sandbox"]}"#,
+            r#"{"after_watching":["scaling"]}"#,
             r#"{"extra":1}"#,
         ] {
             assert!(CourseProgress::from_json(bad).is_err(), "{bad}");
         }
         assert_eq!(CourseProgress::from_json("{}"), Ok(CourseProgress::default()));
+    }
+
+    /// Predict, then observe: the answer opens with a prediction or a skip, the ✓ needs one of
+    /// them, and a prediction made after training began does not count as predicted.
+    #[test]
+    fn the_answer_opens_after_a_prediction_or_a_skip_and_the_tick_needs_one() {
+        let mut progress = CourseProgress::default();
+        assert!(!progress.answer_open("scaling"));
+        assert!(progress.answer_open("sandbox"), "the sandbox has no prediction");
+        assert!(!progress.observe("scaling", 100), "no ✓ without a prediction or a skip");
+        assert!(!progress.is_observed("scaling"));
+        progress.predict("scaling", 1, 0);
+        assert!(progress.answer_open("scaling") && progress.predicted_first("scaling"));
+        assert!(progress.observe("scaling", OBSERVED_STEPS));
+
+        progress.skip("norms");
+        assert!(progress.answer_open("norms") && progress.is_skipped("norms"));
+        assert!(!progress.predicted_first("norms"));
+        assert!(progress.observe("norms", OBSERVED_STEPS), "a skip earns the ✓ too");
+
+        progress.skip("memory");
+        progress.predict("memory", 1, 12);
+        assert_eq!(progress.prediction("memory"), Some(1), "recorded");
+        assert!(
+            !progress.predicted_first("memory"),
+            "after watching: not counted as predicted"
+        );
+        let back = CourseProgress::from_json(&progress.to_json()).expect("round trip");
+        assert_eq!(back, progress);
+        assert!(!back.predicted_first("memory"));
+
+        // Progress saved before predictions came first: an observed experiment stays open.
+        let old = CourseProgress::from_json(r#"{"predictions":{},"observed":["pitfalls"]}"#).expect("old save");
+        assert!(old.answer_open("pitfalls"));
+        assert!(!old.answer_open("scaling"));
+    }
+
+    /// Before the prediction, the page shows each preset's set-up, never its explanation or
+    /// what to notice, and the set-up holds none of the phrases that give the answer away.
+    #[test]
+    fn the_setup_shown_before_predicting_gives_no_answer_away() {
+        // Phrases of each experiment's answer, in both languages.
+        let giveaways: [(&str, &[&str]); 6] = [
+            (
+                "scaling",
+                &[
+                    "too large",
+                    "4 times",
+                    "4 veces",
+                    "demasiado grande",
+                    "oscill",
+                    "oscila",
+                ],
+            ),
+            ("scaling_adam", &["cancel", "stays close", "se cancelan", "cerca"]),
+            (
+                "norms",
+                &[
+                    "differ",
+                    "difieren",
+                    "gives the full-batch gradient",
+                    "da el gradiente del lote completo",
+                ],
+            ),
+            (
+                "variable_length",
+                &[
+                    "weighs",
+                    "pesa",
+                    "every token the same weight",
+                    "mismo peso",
+                    "matches",
+                    "coincide",
+                ],
+            ),
+            ("pitfalls", &["pile up", "grow", "se acumulan", "crece"]),
+            (
+                "memory",
+                &[
+                    "a quarter",
+                    "un cuarto",
+                    "falls with",
+                    "cae con",
+                    "one micro-batch",
+                    "un microlote",
+                ],
+            ),
+        ];
+        for language in Language::ALL {
+            let localizer = Localizer::new(language).expect("bundle");
+            for (id, phrases) in giveaways {
+                let setup = localizer.msg(&crate::lab_state::texts::setup(id));
+                let before = localizer.msg(&Msg::new("course-predict-first"));
+                for phrase in phrases {
+                    for text in [&setup, &before] {
+                        assert!(
+                            !text.to_lowercase().contains(phrase),
+                            "{} {id}: \"{phrase}\" gives the answer away in: {text}",
+                            language.tag()
+                        );
+                    }
+                }
+                // The full explanation and the notice do state the answer: they wait.
+                let explanation = localizer.msg(&crate::lab_state::texts::explanation(id));
+                let notice = localizer.msg(&crate::lab_state::texts::what_to_notice(id, None));
+                let stated = phrases
+                    .iter()
+                    .any(|p| explanation.to_lowercase().contains(p) || notice.to_lowercase().contains(p));
+                assert!(stated, "{} {id}: the explanation states the answer", language.tag());
+            }
+        }
     }
 }

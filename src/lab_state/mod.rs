@@ -10,6 +10,7 @@ pub mod controls;
 pub mod course;
 pub mod cpu_worker;
 pub mod engine_choice;
+pub mod numbers;
 pub mod session;
 pub mod step_through;
 pub mod texts;

@@ -2,6 +2,7 @@
 //! from whichever engine trains it, the transport state, chart data, the results table, CSV and
 //! the memory bars. The web layer only copies engine output in and renders what this returns.
 
+use super::numbers::readable;
 use crate::i18n::Msg;
 use crate::plot::{LineChart, Metric};
 use crate::sim::lab::{Lab, LabConfig, RunSpec};
@@ -186,7 +187,7 @@ pub fn format_loss(loss: f64) -> String {
     if loss.abs() < 1e6 {
         format!("{loss:.6}")
     } else {
-        format!("{loss:.6e}")
+        readable(loss, 7)
     }
 }
 
@@ -365,16 +366,16 @@ impl LabView {
                     style,
                     loss: format_loss(last.train_loss),
                     exact_loss: last.train_loss,
-                    grad_error: last.grad_relative_error.map(|e| format!("{e:.2e}")),
+                    grad_error: last.grad_relative_error.map(|e| readable(e, 3)),
                     exact_grad_error: last.grad_relative_error,
                     // Only a gradient of another length says something; "x1.00" beside every
                     // matching run would only lengthen the table.
                     grad_ratio: gradient_ratio(last).map(|r| format!("{r:.2}")).filter(|r| r != "1.00"),
                     cosine: last.grad_cosine.map(|c| format!("{c:.6}")),
-                    grad_norm: if last.grad_norm.abs() < 1e6 {
+                    grad_norm: if last.grad_norm.abs() < 1e5 {
                         format!("{:.4}", last.grad_norm)
                     } else {
-                        format!("{:.4e}", last.grad_norm)
+                        readable(last.grad_norm, 5)
                     },
                     accuracy: last.test_accuracy.map(|a| format!("{:.1} %", a * 100.0)),
                     diverged: run.divergence().filter(|_| diverged_by_then),
@@ -434,7 +435,7 @@ impl LabView {
         } else {
             pair("results-differ")
         };
-        Some(message.arg("difference", format!("{difference:.1e}")))
+        Some(message.arg("difference", readable(difference, 2)))
     }
 
     /// One line on why a relative error of N - 1 means N times the gradient, when a run's
@@ -746,7 +747,11 @@ mod tests {
         let rows = view.rows();
         assert_eq!(rows[0].grad_ratio, None, "the same length: no ratio shown");
         assert_eq!(rows[1].grad_ratio, None);
-        assert_eq!(rows[2].grad_error.as_deref(), Some("3.00e0"));
+        assert_eq!(
+            rows[2].grad_error.as_deref(),
+            Some("3.00"),
+            "plain decimals, not 3.00e0"
+        );
         assert_eq!(
             rows[2].grad_ratio.as_deref(),
             Some("4.00"),
@@ -773,10 +778,7 @@ mod tests {
         let differ = view.scaled_agreement().unwrap();
         assert_eq!(differ.id, "results-differ");
         assert!(
-            differ
-                .args
-                .iter()
-                .any(|(k, v)| *k == "difference" && v.ends_with("e-3")),
+            differ.args.iter().any(|(k, v)| *k == "difference" && v == "0.0011"),
             "{differ:?}"
         );
         view.runs[1].history.last_mut().unwrap().grad_relative_error = None;
@@ -962,7 +964,7 @@ mod tests {
         );
         assert!(Transport::Paused.can_step());
         assert_eq!(format_loss(1.0986123), "1.098612");
-        assert_eq!(format_loss(12_327_108_739_072.0), "1.232711e13");
+        assert_eq!(format_loss(12_327_108_739_072.0), "1.232711 × 10¹³");
         assert_eq!(format_loss(f64::NAN), "NaN");
         assert_eq!(format_bytes(512), "512 B");
         assert_eq!(format_bytes(117_528), "114.8 KiB (117528 B)");

@@ -19,6 +19,12 @@ pub fn title(experiment: &str) -> Msg {
     Msg::new(format!("scenario-{experiment}-title"))
 }
 
+/// What a preset sets up, without its result: shown in the course until the learner has
+/// predicted (or skipped the prediction).
+pub fn setup(experiment: &str) -> Msg {
+    Msg::new(format!("scenario-{experiment}-setup"))
+}
+
 pub fn explanation(experiment: &str) -> Msg {
     Msg::new(format!("scenario-{experiment}-explanation"))
 }

@@ -48,6 +48,10 @@ pub struct IssuedCertificate {
     /// before signed certificates, and integrity-only certificates, have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential: Option<serde_json::Value>,
+    /// The attempt it was issued for: that attempt shows this certificate instead of asking
+    /// for a name again. Saves from before it existed lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
 }
 
 pub fn storage_key(quiz_version: u8) -> String {
@@ -98,6 +102,45 @@ impl CivilDate {
 
     pub fn iso(self) -> String {
         format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+
+    /// The date as a reader of `language` writes it in a sentence: "6 December 2026",
+    /// "6 de diciembre de 2026".
+    pub fn long(self, language: crate::i18n::Language) -> String {
+        use crate::i18n::Language;
+        const EN: [&str; 12] = [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ];
+        const ES: [&str; 12] = [
+            "enero",
+            "febrero",
+            "marzo",
+            "abril",
+            "mayo",
+            "junio",
+            "julio",
+            "agosto",
+            "septiembre",
+            "octubre",
+            "noviembre",
+            "diciembre",
+        ];
+        let index = (self.month.clamp(1, 12) - 1) as usize;
+        match language {
+            Language::English => format!("{} {} {}", self.day, EN[index], self.year),
+            Language::Spanish => format!("{} de {} de {}", self.day, ES[index], self.year),
+        }
     }
 }
 
@@ -734,5 +777,18 @@ mod tests {
             let (_, content) = grids[0].decode().unwrap();
             assert_eq!(content, link);
         }
+    }
+
+    #[test]
+    fn dates_read_as_each_language_writes_them() {
+        use crate::i18n::Language;
+        let date = CivilDate {
+            year: 2026,
+            month: 12,
+            day: 6,
+        };
+        assert_eq!(date.long(Language::English), "6 December 2026");
+        assert_eq!(date.long(Language::Spanish), "6 de diciembre de 2026");
+        assert_eq!(date.iso(), "2026-12-06", "IDs and credentials keep ISO 8601");
     }
 }

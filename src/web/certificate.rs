@@ -198,6 +198,45 @@ fn draw_png(d: &Drawing) -> Result<Vec<u8>, String> {
     browser::canvas_png(&draw_card(d)?)
 }
 
+/// What a checked certificate states, as the verify page shows it.
+#[derive(Debug, Clone)]
+pub struct CheckedFacts {
+    pub name: String,
+    pub score: u8,
+    /// As the page's language writes it.
+    pub date: String,
+    pub version: u8,
+    pub id: String,
+    /// Who issued it, in words.
+    pub issuer: String,
+}
+
+/// The certificate image of checked facts, as a PNG data URL (the same drawing as the card's;
+/// the topics are the bundled bank's when its version is the certificate's).
+pub fn certificate_image(facts: &CheckedFacts) -> Result<String, String> {
+    let topics = QuestionBank::bundled_in(super::i18n::language())
+        .ok()
+        .filter(|bank| bank.version == facts.version)
+        .map(|bank| bank.topics())
+        .unwrap_or_default();
+    let share = format!(
+        "{}?view=verify&id={}",
+        browser::page_base(),
+        crate::route::encode(&facts.id)
+    );
+    let canvas = draw_card(&Drawing {
+        name: &facts.name,
+        score: facts.score,
+        date: &facts.date,
+        version: facts.version,
+        id: &facts.id,
+        topics: &topics,
+        issuer: &facts.issuer,
+        share: &share,
+    })?;
+    canvas.to_data_url().map_err(browser::js_error)
+}
+
 /// The PNG download: with the signed credential baked in when there is one.
 fn download_png(drawing: &Drawing, credential: Option<&serde_json::Value>) -> Result<(), String> {
     let png = draw_png(drawing)?;
@@ -226,7 +265,7 @@ fn facts(issued: &IssuedCertificate) -> Result<Facts, String> {
             Ok(Facts {
                 name: summary.subject_name,
                 score: summary.score_percent,
-                date: summary.valid_from_date.iso(),
+                date: summary.valid_from_date.long(super::i18n::language()),
                 version: summary.quiz_version,
                 signed_by: Some((summary.issuer_name, summary.issuer_did)),
             })
@@ -237,7 +276,7 @@ fn facts(issued: &IssuedCertificate) -> Result<Facts, String> {
             Ok(Facts {
                 name: cert.name,
                 score: cert.score_percent,
-                date: cert.date.iso(),
+                date: cert.date.long(super::i18n::language()),
                 version: cert.quiz_version,
                 signed_by: None,
             })

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::browser;
+use super::certificate::{certificate_image, CheckedFacts};
 use super::i18n::{msg, tr};
 use crate::credential::proof::CRYPTOSUITE;
 use crate::credential::verify::Status;
@@ -88,7 +89,7 @@ fn checked_view(report: &Report) -> impl IntoView {
                     .arg("name", &s.subject_name)
                     .arg("version", s.quiz_version)
                     .arg("score", s.score_percent)
-                    .arg("date", s.valid_from_date.iso()))}</li>
+                    .arg("date", s.valid_from_date.long(super::i18n::language())))}</li>
                 <li>{tr(status)}</li>
             </ul>
         }
@@ -99,7 +100,7 @@ fn checked_view(report: &Report) -> impl IntoView {
                 .arg("name", &cert.name)
                 .arg("version", cert.quiz_version)
                 .arg("score", cert.score_percent)
-                .arg("date", cert.date.iso()))}</p>
+                .arg("date", cert.date.long(super::i18n::language())))}</p>
             <p>{tr("verify-integrity-only-note")}</p>
         }
     });
@@ -108,6 +109,62 @@ fn checked_view(report: &Report) -> impl IntoView {
         .as_ref()
         .map(|r| view! { <p data-testid="verify-reason">{format!("{}.", super::capitalize(&msg(r)))}</p> });
     (checked, integrity, reason)
+}
+
+/// What an employer looks for first, for a certificate that checks out: who, what score, when,
+/// issued by whom, and the certificate itself.
+fn facts_view(report: &Report, source: &Source) -> Option<impl IntoView> {
+    if !report.verdict.is_valid() {
+        return None;
+    }
+    let language = super::i18n::language();
+    let id = match source {
+        Source::Id(id) => id.clone(),
+        Source::File(_) => String::new(),
+    };
+    let facts = match (&report.checked, &report.integrity_only) {
+        (Some(c), _) => CheckedFacts {
+            name: c.summary.subject_name.clone(),
+            score: c.summary.score_percent,
+            date: c.summary.valid_from_date.long(language),
+            version: c.summary.quiz_version,
+            id: if id.is_empty() {
+                c.summary
+                    .credential_id
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                id
+            },
+            issuer: msg(&Msg::new("cert-issued-signed")
+                .arg("issuer", &c.summary.issuer_name)
+                .arg("did", &c.summary.issuer_did)),
+        },
+        (None, Some(cert)) => CheckedFacts {
+            name: cert.name.clone(),
+            score: cert.score_percent,
+            date: cert.date.long(language),
+            version: cert.quiz_version,
+            id,
+            issuer: tr("cert-issued-integrity"),
+        },
+        (None, None) => return None,
+    };
+    let image = certificate_image(&facts).ok();
+    let alt = msg(&Msg::new("verify-image-alt").arg("name", &facts.name));
+    Some(view! {
+        <div class="verify-facts" data-testid="verify-facts">
+            <dl>
+                <dt>{tr("verify-fact-name")}</dt><dd class="verify-name" data-testid="verify-fact-name">{facts.name.clone()}</dd>
+                <dt>{tr("verify-fact-score")}</dt><dd data-testid="verify-fact-score">{format!("{} %", facts.score)}</dd>
+                <dt>{tr("verify-fact-date")}</dt><dd data-testid="verify-fact-date">{facts.date.clone()}</dd>
+                <dt>{tr("verify-fact-issuer")}</dt><dd data-testid="verify-fact-issuer">{facts.issuer.clone()}</dd>
+            </dl>
+            {image.map(|src| view! { <img class="verify-image" data-testid="verify-image" src=src alt=alt width="1600" height="1131" /> })}
+        </div>
+    })
 }
 
 fn result_view(report: Report, source: Source) -> impl IntoView {
@@ -129,6 +186,8 @@ fn result_view(report: Report, source: Source) -> impl IntoView {
         <div class=class data-testid="verify-result" data-valid=verdict.is_valid().to_string()
             data-status=verdict.tag() data-source=source_kind data-checked=source_id>
             <h3>{msg(&verdict.title())}</h3>
+            {facts_view(&report, &source)}
+            <h4>{tr("verify-what-was-checked")}</h4>
             <p class="muted">{checked_what}</p>
             {checked_view(&report)}
         </div>
@@ -210,6 +269,8 @@ pub fn VerifyPage(id: String, name: String) -> impl IntoView {
     view! {
         <section class="verify">
             <h2>{tr("verify-title")}</h2>
+            // The result leads (a share link opens straight onto it); the form checks another.
+            <div aria-live="polite">{status_view}</div>
             <form on:submit=move |ev| { ev.prevent_default(); check_id(); }>
                 <label for="verify-id">{tr("verify-id-label")}</label>
                 <input id="verify-id" data-testid="verify-id" autocomplete="off" spellcheck="false"
@@ -233,7 +294,6 @@ pub fn VerifyPage(id: String, name: String) -> impl IntoView {
                     aria-describedby="verify-file-hint" on:change=on_choose />
                 <p id="verify-file-hint" class="muted">{tr("verify-file-hint")}</p>
             </div>
-            <div aria-live="polite">{status_view}</div>
             <p class="trust" data-testid="trust-note">
                 {tr("verify-trust")}
             </p>

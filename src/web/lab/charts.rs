@@ -197,7 +197,7 @@ pub fn ChartCanvas(
             c.values_at(step)
                 .into_iter()
                 .map(|(style, label, value)| {
-                    let value = value.map_or_else(|| "—".to_string(), |v| super::super::i18n::num(&format_value(v)));
+                    let value = value.map_or_else(|| "—".to_string(), |v| super::super::i18n::num(&format_value(v, c.log_y)));
                     view! { <li data-style=style.to_string()>{super::run_swatch(style)}{format!("{label}: {value}")}</li> }
                 })
                 .collect_view()
@@ -270,12 +270,13 @@ pub fn ChartCanvas(
     }
 }
 
-/// A value in a tooltip: 4 significant digits, scientific where small or large.
-fn format_value(v: f64) -> String {
-    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
-        format!("{v:.3e}")
+/// A value in a tooltip, as the table and the chart's summary write it (an exact zero drawn at
+/// a log chart's floor reads "0").
+fn format_value(v: f64, log_y: bool) -> String {
+    if log_y {
+        crate::lab_state::numbers::readable_on_log_chart(v, crate::plot::LOG_FLOOR, 4)
     } else {
-        format!("{v:.4}")
+        crate::lab_state::numbers::readable(v, 4)
     }
 }
 

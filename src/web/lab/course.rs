@@ -14,25 +14,56 @@ use crate::lab_state::texts;
 use crate::route::Route;
 use crate::sim::scenario::SCENARIO_IDS;
 
-/// Loads the saved progress; unreadable data is kept aside (never lost) and a notice says so.
-fn load_progress() -> (CourseProgress, Option<Msg>) {
-    let Some(text) = browser::load(STORAGE_KEY) else {
-        return (CourseProgress::default(), None);
-    };
-    match CourseProgress::from_json(&text) {
-        Ok(progress) => (progress, None),
-        Err(_) => {
-            let notice = match browser::keep_unreadable(STORAGE_KEY, &text) {
-                Ok(kept) => Msg::new("course-unreadable").arg("key", kept),
-                Err(e) => e,
-            };
-            (CourseProgress::default(), Some(notice))
+/// The course progress of this browser, shared by the Lab page (whose answer and Play wait
+/// for a prediction) and the course panel; saved on every change.
+#[derive(Debug, Clone, Copy)]
+pub struct CourseStore {
+    pub progress: RwSignal<CourseProgress>,
+    notice: RwSignal<Option<Msg>>,
+}
+
+impl CourseStore {
+    /// Loads the saved progress; unreadable data is kept aside (never lost) and a notice says so.
+    pub fn load() -> Self {
+        let (progress, notice) = match browser::load(STORAGE_KEY) {
+            None => (CourseProgress::default(), None),
+            Some(text) => match CourseProgress::from_json(&text) {
+                Ok(progress) => (progress, None),
+                Err(_) => {
+                    let notice = match browser::keep_unreadable(STORAGE_KEY, &text) {
+                        Ok(kept) => Msg::new("course-unreadable").arg("key", kept),
+                        Err(e) => e,
+                    };
+                    (CourseProgress::default(), Some(notice))
+                }
+            },
+        };
+        Self {
+            progress: RwSignal::new(progress),
+            notice: RwSignal::new(notice),
+        }
+    }
+
+    /// Applies `change` and, when the progress differs afterwards, shows and saves it (so the
+    /// steps of training, which ask on every frame, redraw nothing when nothing changed).
+    fn change(&self, change: impl FnOnce(&mut CourseProgress) -> bool) {
+        let Some(mut next) = self.progress.try_get_untracked() else {
+            return;
+        };
+        if !change(&mut next) || self.progress.with_untracked(|p| *p == next) {
+            return;
+        }
+        let json = next.to_json();
+        self.progress.set(next);
+        if let Err(e) = browser::save(STORAGE_KEY, &json) {
+            self.notice.set(Some(e));
         }
     }
 }
 
 #[component]
 pub fn CoursePanel(
+    store: CourseStore,
     experiment: Signal<String>,
     view: RwSignal<LabView>,
     /// The steps trained of `experiment` (0 while `view` still shows the previous one).
@@ -40,21 +71,12 @@ pub fn CoursePanel(
     /// Opens another experiment of the course.
     go_to: Callback<&'static str>,
 ) -> impl IntoView {
-    let (loaded, unreadable) = load_progress();
-    let progress = RwSignal::new(loaded);
-    let notice = RwSignal::new(unreadable);
-    let save = move || {
-        let json = progress.with_untracked(CourseProgress::to_json);
-        if let Err(e) = browser::save(STORAGE_KEY, &json) {
-            notice.set(Some(e));
-        }
-    };
-    // An experiment counts as observed once it has trained far enough.
+    let CourseStore { progress, notice } = store;
+    // An experiment counts as observed once it has trained far enough (after a prediction or
+    // a skip).
     Effect::new(move |_| {
         let (id, steps) = (experiment.get(), steps.get());
-        if progress.try_update(|p| p.observe(&id, steps)).unwrap_or(false) {
-            save();
-        }
+        store.change(|p| p.observe(&id, steps));
     });
     let here = move || place(&experiment.get());
     let observed = move || progress.with(|p| p.is_observed(&experiment.get()));
@@ -93,9 +115,19 @@ pub fn CoursePanel(
     let lock = move |_| {
         if let Some(choice) = chosen.get_untracked() {
             let id = experiment.get_untracked();
-            progress.update(|p| p.predict(&id, choice));
-            save();
+            let trained = steps.get_untracked();
+            store.change(|p| {
+                p.predict(&id, choice, trained);
+                true
+            });
         }
+    };
+    let skip = move |_| {
+        let id = experiment.get_untracked();
+        store.change(|p| {
+            p.skip(&id);
+            true
+        });
     };
     let question = move || {
         let p = prediction()?;
@@ -117,30 +149,52 @@ pub fn CoursePanel(
             <fieldset class="prediction-choices">
                 <legend>{msg(&p.question())}</legend>
                 <ul>{choices}</ul>
-                <button type="button" data-testid="predict-lock" disabled=move || chosen.get().is_none() on:click=lock>
-                    {tr("predict-lock")}
-                </button>
+                <p class="prediction-actions">
+                    <button type="button" class="primary" data-testid="predict-lock" disabled=move || chosen.get().is_none() on:click=lock>
+                        {tr("predict-lock")}
+                    </button>
+                    <button type="button" data-testid="predict-skip" on:click=skip>{tr("predict-skip")}</button>
+                </p>
             </fieldset>
         })
     };
     let reveal = move || {
-        let (p, choice) = (prediction()?, locked()?);
-        let answered = msg(&Msg::new("predict-locked").arg("choice", msg(&p.choice(choice))));
+        let p = prediction()?;
+        let id = experiment.get();
+        let choice = locked();
+        let skipped = progress.with(|pr| pr.is_skipped(&id));
+        if choice.is_none() && !skipped {
+            return None;
+        }
+        let answered = match choice {
+            Some(choice) => {
+                let late = (!progress.with(|pr| pr.predicted_first(&id))).then(|| tr("predict-after-watching"));
+                let after_watching = late.is_some().to_string();
+                view! {
+                    <p data-testid="predict-locked" data-after-watching=after_watching>
+                        {msg(&Msg::new("predict-locked").arg("choice", msg(&p.choice(choice))))}
+                        {late.map(|text| view! { " "<span class="muted">{text}</span> })}
+                    </p>
+                }
+                .into_any()
+            }
+            None => view! { <p data-testid="predict-skipped">{tr("predict-skipped")}</p> }.into_any(),
+        };
         let outcome = if !observed() {
             view! { <p data-testid="predict-wait">{msg(&Msg::new("predict-wait").arg("steps", OBSERVED_STEPS))}</p> }
                 .into_any()
         } else {
-            let verdict = if choice == p.correct {
-                tr("predict-right")
-            } else {
-                msg(&Msg::new("predict-wrong").arg("answer", msg(&p.choice(p.correct))))
+            let verdict = match choice {
+                Some(choice) if choice == p.correct => tr("predict-right"),
+                Some(_) => msg(&Msg::new("predict-wrong").arg("answer", msg(&p.choice(p.correct)))),
+                None => msg(&Msg::new("predict-answer").arg("answer", msg(&p.choice(p.correct)))),
             };
             let measured = (steps.get() > 0)
                 .then(|| view.with(|v| p.measured(v)))
                 .flatten()
                 .map(|m| msg(&m));
             view! {
-                <p data-testid="predict-verdict" data-correct=(choice == p.correct).to_string()>
+                <p data-testid="predict-verdict" data-correct=(choice == Some(p.correct)).to_string()>
                     <strong>{verdict}</strong>" "{msg(&p.explanation())}
                 </p>
                 <p data-testid="predict-measured">{measured}</p>
@@ -151,7 +205,7 @@ pub fn CoursePanel(
             .into_any()
         };
         Some(view! {
-            <p data-testid="predict-locked">{answered}</p>
+            {answered}
             {outcome}
         })
     };
@@ -196,7 +250,10 @@ pub fn CoursePanel(
             <p class="notice" role="status" hidden=move || notice.with(Option::is_none)>{move || notice.get().map(|m| msg(&m))}</p>
             <h3 id="predict-title">{tr("predict-title")}</h3>
             <div data-testid="prediction">
-                {move || if locked().is_some() { reveal().map(IntoAny::into_any) } else { question().map(IntoAny::into_any) }}
+                {move || match reveal() {
+                    Some(shown) => Some(shown.into_any()),
+                    None => question().map(IntoAny::into_any),
+                }}
             </div>
             {way_on}
         </section>

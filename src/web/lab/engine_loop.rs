@@ -55,7 +55,12 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineBadge {
     Preparing,
-    Gpu(String),
+    /// WebGPU, on the named adapter; `choosing` while it is being measured against the CPU
+    /// engine (the badge then says so rather than naming an adapter that may not stay).
+    Gpu {
+        adapter: String,
+        choosing: bool,
+    },
     /// The CPU engine, with why when WebGPU is not used.
     Cpu(Option<Msg>),
     /// The CPU engine, chosen because it measured faster than WebGPU here.
@@ -85,7 +90,7 @@ fn text(reason: impl ToString) -> Msg {
 }
 
 /// Sets up WebGPU, or says why the CPU engine is used.
-async fn open_gpu(signals: LabSignals, force_cpu: bool) -> Option<GpuContext> {
+async fn open_gpu(signals: LabSignals, force_cpu: bool, choosing: bool) -> Option<GpuContext> {
     let reason = if force_cpu {
         signals
             .engine
@@ -101,7 +106,10 @@ async fn open_gpu(signals: LabSignals, force_cpu: bool) -> Option<GpuContext> {
                 } else {
                     super::super::i18n::tr("engine-adapter-hidden")
                 };
-                signals.engine.set(EngineBadge::Gpu(name));
+                signals.engine.set(EngineBadge::Gpu {
+                    adapter: name,
+                    choosing,
+                });
                 return Some(context);
             }
             Err(crate::gpu::GpuError::NoAdapter(_)) => Msg::new("engine-no-adapter"),
@@ -323,9 +331,10 @@ pub async fn run(
     preference: EnginePreference,
     simulate_gpu_loss: bool,
 ) {
-    let mut context = open_gpu(signals, preference == EnginePreference::Cpu).await;
     // Unless the URL forces an engine, WebGPU is measured against the CPU engine once.
-    let mut trial = (preference == EnginePreference::Faster).then(GpuTrial::default);
+    let choosing = preference == EnginePreference::Faster;
+    let mut context = open_gpu(signals, preference == EnginePreference::Cpu, choosing).await;
+    let mut trial = choosing.then(GpuTrial::default);
     let mut trainer: Option<Trainer> = None;
     let mut current: Option<(LabConfig, Vec<String>)> = None;
     let playback = Playback::default();
@@ -528,14 +537,20 @@ pub async fn run(
                             continue;
                         }
                         None => signals.engine.update(|badge| {
-                            if let EngineBadge::Gpu(adapter) = badge {
+                            if let EngineBadge::Gpu { adapter, choosing } = badge {
                                 *adapter = format!("{adapter} ({})", super::super::i18n::msg(&verdict.message()));
+                                *choosing = false;
                             }
                         }),
                     }
                 }
                 Ok(Err(e)) => {
                     trial = None;
+                    signals.engine.update(|badge| {
+                        if let EngineBadge::Gpu { choosing, .. } = badge {
+                            *choosing = false;
+                        }
+                    });
                     web_sys::console::warn_1(&format!("engine race: {e}").into());
                 }
                 Err(Interrupted::Reset(config, labels)) => {

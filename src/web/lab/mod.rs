@@ -6,6 +6,7 @@ pub(crate) mod charts;
 pub(crate) mod controls;
 mod course;
 mod engine_loop;
+mod first_screen;
 mod step_through;
 mod trainer;
 
@@ -26,8 +27,9 @@ use crate::plot::{ChartLook, LineChart, Metric};
 use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
-use course::CoursePanel;
+use course::{CoursePanel, CourseStore};
 use engine_loop::{Command, EngineBadge, LabSignals};
+use first_screen::{Introduction, LiveSummary};
 use step_through::{StepThroughPanel, StepThroughToggle};
 
 /// How the Lab page was asked to run, from the URL.
@@ -90,7 +92,8 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>)
     let text = move || {
         engine.with(|e| match e {
             EngineBadge::Preparing => tr("status-preparing"),
-            EngineBadge::Gpu(adapter) => msg(&Msg::new("engine-webgpu").arg("adapter", adapter)),
+            EngineBadge::Gpu { choosing: true, .. } => tr("engine-choosing"),
+            EngineBadge::Gpu { adapter, .. } => msg(&Msg::new("engine-webgpu").arg("adapter", adapter)),
             EngineBadge::Cpu(None) => tr("engine-cpu"),
             EngineBadge::Cpu(Some(reason)) => msg(&Msg::new("engine-cpu-fallback").arg("reason", msg(reason))),
             EngineBadge::CpuFaster(why) => msg(why),
@@ -99,21 +102,26 @@ fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>)
     let kind = move || {
         engine.with(|e| match e {
             EngineBadge::Preparing => "preparing",
-            EngineBadge::Gpu(_) => "webgpu",
+            EngineBadge::Gpu { .. } => "webgpu",
             EngineBadge::Cpu(_) | EngineBadge::CpuFaster(_) => "cpu",
         })
     };
     // Where the CPU engine trains, for tests and the curious: "worker" or "page".
     let thread = move || if cpu_in_worker.get() { "worker" } else { "page" };
+    let choosing = move || {
+        engine
+            .with(|e| matches!(e, EngineBadge::Gpu { choosing: true, .. }))
+            .to_string()
+    };
     view! {
-        <p class="engine-badge" data-testid="engine-badge" data-engine=kind data-cpu-thread=thread>
+        <p class="engine-badge" data-testid="engine-badge" data-engine=kind data-cpu-thread=thread data-choosing=choosing>
             <span class="badge-label">{tr("engine-label")}": "</span>{text}
         </p>
     }
 }
 
 #[component]
-fn ResultsTable(view: RwSignal<LabView>, inspected: Signal<Option<u64>>) -> impl IntoView {
+fn ResultsTable(view: RwSignal<LabView>, inspected: Signal<Option<u64>>, embedded: bool) -> impl IntoView {
     let rows = move || view.with(|v| v.rows_at(inspected.get()));
     let agreement_msg = move || view.with(LabView::scaled_agreement);
     let agreement = move || agreement_msg().map(|m| msg(&m));
@@ -170,9 +178,10 @@ fn ResultsTable(view: RwSignal<LabView>, inspected: Signal<Option<u64>>) -> impl
                     <thead><tr>
                         <th scope="col">{tr("results-run")}</th>
                         <th scope="col">{tr("results-loss")}</th>
-                        <th scope="col">{tr("results-grad-error")}</th>
-                        <th scope="col">{tr("results-cosine")}</th>
-                        <th scope="col">{tr("results-grad-norm")}</th>
+                        // Embedded the headers stay short (the embed's height budget).
+                        <th scope="col">{tr(if embedded { "results-grad-error-short" } else { "results-grad-error" })}</th>
+                        <th scope="col">{tr(if embedded { "results-cosine-short" } else { "results-cosine" })}</th>
+                        <th scope="col">{tr(if embedded { "results-grad-norm-short" } else { "results-grad-norm" })}</th>
                         <th scope="col">{tr("results-accuracy")}</th>
                     </tr></thead>
                     <tbody>{body}</tbody>
@@ -181,6 +190,11 @@ fn ResultsTable(view: RwSignal<LabView>, inspected: Signal<Option<u64>>) -> impl
             <p class="muted" data-testid="ratio-note" hidden=move || ratio_note().is_none()>
                 {move || ratio_note().map(|m| msg(&m))}
             </p>
+            // What "same weights" means (an embed keeps its height budget: short headers, no note;
+            // "Open in the full Lab" has both).
+            {(!embedded).then(|| view! {
+                <p class="muted" data-testid="columns-note" hidden=move || steps() == 0>{tr("results-columns-note")}</p>
+            })}
             <p class="agreement" data-testid="agreement" data-agreement=agreement_kind>{agreement}</p>
         </section>
     }
@@ -218,11 +232,18 @@ fn HistoryScrubber(inspect: RwSignal<Option<u64>>, last_step: Signal<u64>) -> im
 }
 
 #[component]
-fn RunningStats(view: RwSignal<LabView>) -> impl IntoView {
+fn RunningStats(view: RwSignal<LabView>, inspected: Signal<Option<u64>>) -> impl IntoView {
     let lines = move || view.with(LabView::running_stats);
+    // Only the live step's statistics are kept: while a past step is inspected, say so.
+    let live_note = move || {
+        inspected
+            .get()
+            .map(|_| msg(&Msg::new("running-stats-live").arg("step", view.with(|v| v.steps))))
+    };
     view! {
         <section class="running-stats" hidden=move || lines().is_empty() data-testid="running-stats">
             <h3>{tr("running-stats-title")}</h3>
+            <p class="muted" data-testid="running-stats-live" hidden=move || inspected.with(Option::is_none)>{live_note}</p>
             <ul>{move || lines().into_iter().map(|m| view! { <li>{msg(&m)}</li> }).collect_view()}</ul>
         </section>
     }
@@ -429,9 +450,13 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         })
         .collect_view();
 
+    // The course (not in an embed): a preset's explanation, what to notice and Play wait for
+    // the learner's prediction (or "Just show me").
+    let course = CourseStore::load();
+    let answer_open = move || embedded || course.progress.with(|p| p.answer_open(&experiment()));
     let transport = signals.transport;
     let running = move || transport.with(|t| *t == Transport::Running);
-    let can_train = move || valid() && transport.with(Transport::can_step);
+    let can_train = move || valid() && transport.with(Transport::can_step) && answer_open();
     let play_pause = move |_| {
         if running() {
             send(Command::Pause);
@@ -439,6 +464,23 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             send(Command::Play);
         }
     };
+    // Why Play, Step and the step-through are disabled, where it is not obvious.
+    let train_blocked = Signal::derive(move || {
+        if can_train() {
+            None
+        } else if !answer_open() {
+            Some(tr("course-play-after-predicting"))
+        } else if !valid() {
+            Some(tr("controls-invalid"))
+        } else {
+            transport.with(|t| match t {
+                Transport::Finished | Transport::Diverged | Transport::Failed(_) => {
+                    Some(msg(&t.status(signals.view.with_untracked(|v| v.steps), false)))
+                }
+                _ => None,
+            })
+        }
+    });
     let working = signals.working;
     let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps), working.get())));
     let steps = move || signals.view.with(|v| v.steps);
@@ -595,6 +637,12 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             } else {
                 view! { <nav aria-label=tr("scenarios-nav") hidden=hide_menu><ul class="scenario-menu">{menu}</ul></nav> }.into_any()
             }}
+            {(!embedded).then(|| view! {
+                <Introduction start_course=Callback::new(move |()| {
+                    typo.set(None);
+                    controls.update(|c| *c = c.with_experiment(crate::sim::scenario::SCENARIO_IDS[0]));
+                }) />
+            })}
             <header class="experiment">
                 <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
                 {if embedded {
@@ -605,15 +653,22 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                         </details>
                     }.into_any()
                 } else {
-                    view! { <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p> }.into_any()
+                    // Before the prediction: what the experiment sets up, not what it shows.
+                    view! { <p class="lead" data-testid="explanation" data-answer-open=move || answer_open().to_string()>
+                        {move || msg(&if answer_open() { texts::explanation(&experiment()) } else { texts::setup(&experiment()) })}
+                    </p> }.into_any()
                 }}
                 <p class="notice-line" data-testid="what-to-notice">
-                    {move || msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))}
+                    {move || if answer_open() {
+                        msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))
+                    } else {
+                        tr("course-predict-first")
+                    }}
                 </p>
             </header>
             // The presets as a course (not in an embed, which shows one experiment).
             {(!embedded).then(|| view! {
-                <CoursePanel experiment=Signal::derive(experiment) view=signals.view steps=shown_steps.into()
+                <CoursePanel store=course experiment=Signal::derive(experiment) view=signals.view steps=shown_steps.into()
                     go_to=Callback::new(move |id: &'static str| {
                         typo.set(None);
                         controls.update(|c| *c = c.with_experiment(id));
@@ -645,21 +700,24 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                 })}
                 <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
             </div>
-            <p class="status" role="status" aria-live="polite" data-testid="status"
+            <p class="muted" data-testid="play-gate" hidden=answer_open>{tr("course-play-after-predicting")}</p>
+            // An embed shows its table right below; the full page's table is below the fold.
+            {(!embedded).then(|| view! { <LiveSummary view=signals.view /> })}
+            <p class="status" role="status" aria-live="polite" data-testid="status" hidden=move || !answer_open()
                 data-transport=move || transport.with(Transport::kind)
                 data-working=move || working.get().to_string()>{status}</p>
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">
-                    <div hidden=hide_table><ResultsTable view=signals.view inspected=inspected /></div>
+                    <div hidden=hide_table><ResultsTable view=signals.view inspected=inspected embedded=embedded /></div>
                     <HistoryScrubber inspect=inspect last_step=last_step />
                     // Closed until opened, so an embed stays compact; `hide=step-through` drops it.
                     {(!hide_step_through).then(|| view! {
                         <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train)
-                            open=step_through_open compact=embedded />
+                            open=step_through_open compact=embedded blocked=train_blocked />
                     })}
-                    <RunningStats view=signals.view />
-                    <div hidden=move || !is_memory()><MemoryBars view=signals.view in_worker=signals.cpu_in_worker /></div>
+                    <RunningStats view=signals.view inspected=inspected />
+                    <div hidden=move || !is_memory() || !answer_open()><MemoryBars view=signals.view in_worker=signals.cpu_in_worker /></div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
                         <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
                         <ul>{run_toggles}</ul>

@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::lab_state::numbers::readable;
+
 use super::super::browser;
 use super::super::i18n::{msg, num, tr};
 use super::engine_loop::Command;
@@ -82,6 +84,10 @@ pub fn StepThroughPanel(
     /// Embedded: the panel shows only while open, its toggle sitting with the transport buttons.
     #[prop(optional)]
     compact: bool,
+    /// Why no step can be taken now (the run finished, the prediction comes first, ...): said
+    /// beside the disabled button.
+    #[prop(into)]
+    blocked: Signal<Option<String>>,
 ) -> impl IntoView {
     let replay = RwSignal::new(None::<StepThrough>);
     let playing = RwSignal::new(false);
@@ -199,9 +205,9 @@ pub fn StepThroughPanel(
                             <td data-label=tr("step-col-accumulated")>{msg(&Msg::new(if at.holds_earlier_steps { "step-accumulated-stale" } else { "step-accumulated" }).arg("k", at.in_buffer).arg("n", at.micro_batches))}</td>
                             <td data-label=tr("step-col-weight")>{weight}</td>
                             <td data-label=tr("step-col-ratio")>{shown(ratio.map(|x| num(&format!("{x:.3}"))))}</td>
-                            <td data-label=tr("step-col-error")>{shown(at.partial.map(|p| num(&format!("{:.2e}", p.relative_error))))}</td>
+                            <td data-label=tr("step-col-error")>{shown(at.partial.map(|p| num(&readable(p.relative_error, 3))))}</td>
                             <td data-label=tr("step-col-cosine")>{shown(at.partial.map(|p| num(&format!("{:.4}", p.cosine))))}</td>
-                            <td data-label=tr("step-col-memory")>{format_bytes(at.activation_bytes as u64)}</td>
+                            <td data-label=tr("step-col-memory")>{num(&format_bytes(at.activation_bytes as u64))}</td>
                         </tr>
                     }
                 })
@@ -319,6 +325,9 @@ pub fn StepThroughPanel(
             <h3 id="step-through-title">{tr("step-title")}</h3>
             <p class="muted">{tr("step-intro")}</p>
             {(!compact).then(|| view! { <StepThroughToggle open=open send=send can_train=can_train /> })}
+            <p class="muted" data-testid="step-through-why" hidden=move || open.get() || blocked.with(Option::is_none)>
+                {move || blocked.get()}
+            </p>
             <div id="step-through" class="step-through" data-testid="step-through" hidden=move || !open.get()
                 data-step=move || replay.with(|r| r.as_ref().map(|r| r.step().to_string()))
                 data-phase-index=move || replay.with(|r| r.as_ref().map(|r| r.index().to_string()))>
@@ -390,7 +399,7 @@ fn Heatmap(values: Vec<f64>, fan_in: usize, scale: f64, title: String) -> impl I
             } else {
                 (fade(30.0), fade(90.0), fade(200.0))
             };
-            view! { <span class="cell" style=format!("background: rgb({r},{g},{b})") title=format!("{v:.3e}")></span> }
+            view! { <span class="cell" style=format!("background: rgb({r},{g},{b})") title=num(&readable(v, 4))></span> }
         })
         .collect_view();
     view! {
