@@ -134,8 +134,8 @@ engine-lost-notice = WebGPU stopped ({ $reason }); the lab replayed the run on t
 engine-no-webgpu = this browser has no WebGPU
 engine-no-adapter = the browser offers no WebGPU adapter
 engine-gpu-error = WebGPU failed: { $reason }
-engine-chosen-cpu = CPU engine: { $times }x faster than WebGPU on this machine (measured on this experiment)
-engine-chosen-gpu = { $times }x as fast as the CPU engine on this machine
+engine-chosen-cpu = CPU engine: { $times }× faster than WebGPU on this machine (measured on this experiment)
+engine-chosen-gpu = { $times }× as fast as the CPU engine on this machine
 engine-forced-cpu = the CPU engine was chosen in the URL
 
 ## Results

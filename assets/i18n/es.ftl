@@ -134,8 +134,8 @@ engine-lost-notice = WebGPU se detuvo ({ $reason }); el laboratorio repitió la 
 engine-no-webgpu = este navegador no tiene WebGPU
 engine-no-adapter = el navegador no ofrece ningún adaptador WebGPU
 engine-gpu-error = WebGPU falló: { $reason }
-engine-chosen-cpu = Motor de CPU: { $times }x más rápido que WebGPU en este equipo (medido en este experimento)
-engine-chosen-gpu = { $times }x tan rápido como el motor de CPU en este equipo
+engine-chosen-cpu = Motor de CPU: { $times }× más rápido que WebGPU en este equipo (medido en este experimento)
+engine-chosen-gpu = { $times }× tan rápido como el motor de CPU en este equipo
 engine-forced-cpu = el motor de CPU se eligió en la URL
 
 ## Resultados

@@ -26,6 +26,22 @@ const textOutsideQuestion = (page) =>
     return document.body.innerText.replace(question, '');
   });
 
+test('a first visit says what accumulation is and starts the course; the introduction, once dismissed, stays away', async () => {
+  const page = await openLab(app, '?view=lab&scenario=memory&engine=cpu', { until: 'prediction', viewport: { width: 1366, height: 900 } });
+  const intro = page.getByTestId('intro');
+  assert.match(await intro.textContent(), /adds up the gradients of several small micro-batches before one optimizer step/);
+  await expectAccessible(page, 'the first visit');
+  await page.getByTestId('intro-start').click();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('scenario') === 'scaling');
+  assert.equal(await page.getByTestId('course-position').textContent(), 'Experiment 1 of 6');
+  assert.equal(await intro.count(), 0);
+  await page.reload();
+  await page.getByTestId('predict-lock').waitFor();
+  assert.equal(await page.getByTestId('intro').count(), 0, 'dismissed for good');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('before predicting, no experiment gives its answer away, and Play waits for a prediction or "Just show me"', async () => {
   const page = await openLab(app, '?view=lab&scenario=scaling&engine=cpu', { until: 'prediction', viewport: { width: 1366, height: 900 } });
   for (const id of PRESETS) {

@@ -132,3 +132,29 @@ test('step-through at phone width, in Spanish: readable, nothing wider than the 
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('at 1366 and 1920 px the phase table fits its box, with the same column widths in every phase', async () => {
+  for (const width of [1366, 1920]) {
+    const page = await openLab(app, '?view=lab&scenario=norms&engine=cpu', { viewport: { width, height: 900 } });
+    await openStepThrough(page);
+    let widths;
+    for (let phase = 0; phase < 6; phase++) {
+      const now = await page.evaluate(() => {
+        const table = document.querySelector('.step-table');
+        const box = table.closest('.table-scroll');
+        return {
+          fits: table.scrollWidth <= box.clientWidth,
+          table: table.scrollWidth,
+          box: box.clientWidth,
+          columns: [...table.querySelectorAll('thead th')].map((th) => Math.round(th.getBoundingClientRect().width)),
+        };
+      });
+      assert.ok(now.fits, `${width} px, phase ${phase + 1}: the table is ${now.table} px wide in a ${now.box} px box`);
+      if (widths) assert.deepEqual(now.columns, widths, `${width} px, phase ${phase + 1}: the columns keep their widths`);
+      widths = now.columns;
+      await nextPhase(page);
+    }
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+});

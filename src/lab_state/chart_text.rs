@@ -63,16 +63,6 @@ impl Shape {
     }
 }
 
-/// A value as the summary reads it, as everywhere else on the page; on a log-scale chart a
-/// point at the floor was an exact zero and reads "0".
-fn value(v: f64, log_y: bool) -> String {
-    if log_y {
-        super::numbers::readable_on_log_chart(v, crate::plot::LOG_FLOOR, 4)
-    } else {
-        super::numbers::readable(v, 4)
-    }
-}
-
 /// Whether two curves of the same steps agree at every step, within `tolerance` or rounding.
 fn overlap(a: &[(f64, f64)], b: &[(f64, f64)], tolerance: f64) -> bool {
     !a.is_empty()
@@ -123,7 +113,7 @@ pub fn describe(chart: &LineChart) -> Vec<Msg> {
         sentences.push(
             Msg::new("chart-summary-series")
                 .arg("run", &series.label)
-                .arg("value", value(last, chart.log_y))
+                .arg("value", super::numbers::chart_value(chart, last))
                 .arg("step", step)
                 .arg("shape", Shape::of(&recent).key()),
         );
@@ -173,6 +163,7 @@ mod tests {
             x_label: String::new(),
             y_label: String::new(),
             log_y: false,
+            metric: None,
             look: crate::plot::ChartLook::default(),
             series: vec![
                 series("full batch", &[1.0, 0.8, 0.6]),

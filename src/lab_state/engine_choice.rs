@@ -81,7 +81,7 @@ impl Verdict {
         matches!(self, Verdict::Cpu { .. })
     }
 
-    /// What the engine badge adds: "12x faster than WebGPU on this machine".
+    /// What the engine badge adds: "12× faster than WebGPU on this machine".
     pub fn message(self) -> Msg {
         match self {
             Verdict::Cpu { times } => Msg::new("engine-chosen-cpu").arg("times", format!("{times:.1}")),

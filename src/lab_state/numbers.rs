@@ -4,6 +4,8 @@
 //! as a power of ten, `3.0 × 10⁻⁶`, never in e-notation. The page's language then turns the
 //! decimal point into its own (`i18n::num`).
 
+use crate::plot::{LineChart, Metric, LOG_FLOOR};
+
 /// Plain decimals from this magnitude up to [`PLAIN_BELOW`].
 const PLAIN_FROM: f64 = 1e-3;
 /// Plain decimals below this magnitude.
@@ -32,13 +34,43 @@ pub fn readable(value: f64, significant: usize) -> String {
     format!("{mantissa} × 10{}", superscript(exponent))
 }
 
-/// A value drawn on a log-scale chart, where an exact zero is drawn at `floor`: at or below
-/// the floor it was 0, and reads so.
-pub fn readable_on_log_chart(value: f64, floor: f64, significant: usize) -> String {
-    if value <= floor {
-        "0".into()
-    } else {
-        readable(value, significant)
+/// A value of `metric` as the results table, the chart tooltips and the chart summaries all
+/// write it.
+pub fn metric_value(metric: Metric, value: f64) -> String {
+    match metric {
+        Metric::TrainLoss => {
+            // 6 decimals, or 7 significant digits from a million on (a run on its way to
+            // diverging reaches 10¹³).
+            if value.abs() < 1e6 {
+                format!("{value:.6}")
+            } else {
+                readable(value, 7)
+            }
+        }
+        Metric::TestAccuracy => format!("{:.1} %", value * 100.0),
+        Metric::GradNorm => {
+            if value.abs() < PLAIN_BELOW {
+                format!("{value:.4}")
+            } else {
+                readable(value, 5)
+            }
+        }
+        Metric::GradRelativeError => readable(value, 3),
+        Metric::GradCosine => format!("{value:.6}"),
+        Metric::LearningRate => readable(value, 4),
+        Metric::ClipFactor => format!("{value:.4}"),
+    }
+}
+
+/// A point of `chart` as its tooltip and summary write it: the metric's own form, and on a
+/// log-scale chart a point at the floor, where an exact zero is drawn, as "0".
+pub fn chart_value(chart: &LineChart, value: f64) -> String {
+    if chart.log_y && value <= LOG_FLOOR {
+        return "0".into();
+    }
+    match chart.metric {
+        Some(metric) => metric_value(metric, value),
+        None => readable(value, 4),
     }
 }
 
@@ -115,8 +147,10 @@ mod tests {
             let text = readable(value, 3);
             assert!(!text.contains('e'), "{value}: {text}");
         }
-        assert_eq!(readable_on_log_chart(1e-12, 1e-12, 4), "0");
-        assert_eq!(readable_on_log_chart(2e-12, 1e-12, 2), "2.0 × 10⁻¹²");
+        assert_eq!(metric_value(Metric::TestAccuracy, 0.9), "90.0 %");
+        assert_eq!(metric_value(Metric::TrainLoss, 1.0986123), "1.098612");
+        assert_eq!(metric_value(Metric::TrainLoss, 12_327_108_739_072.0), "1.232711 × 10¹³");
+        assert_eq!(metric_value(Metric::GradRelativeError, 0.0), "0");
         assert_eq!(times(4.0), "×4.00");
         for value in [0.0, 0.175, 3.0e-6, -1.25e-7, 2.5e13, 1234.0] {
             let back = parse_readable(&readable(value, 3)).unwrap();
@@ -124,5 +158,42 @@ mod tests {
         }
         assert_eq!(parse_readable("3,0 × 10⁻⁶"), Some(3.0e-6), "a decimal comma");
         assert_eq!(parse_readable("1.0 × 10x"), None);
+    }
+
+    /// The table, a tooltip and a chart summary write one value the same way: the chart of a
+    /// metric formats its points as the table formats that metric, and an exact zero drawn at
+    /// a log chart's floor reads "0", not "1.000e-12".
+    #[test]
+    fn a_chart_writes_its_values_as_the_table_does() {
+        use crate::sim::metrics::{RunHistory, StepRecord};
+        let records: Vec<StepRecord> = [0.0, 3.0, 2.5e-7]
+            .into_iter()
+            .enumerate()
+            .map(|(step, error)| StepRecord {
+                step: step as u64,
+                grad_relative_error: Some(error),
+                test_accuracy: Some(0.9),
+                ..StepRecord::default()
+            })
+            .collect();
+        let history = || RunHistory {
+            label: "run",
+            records: &records,
+            diverged_at: None,
+        };
+        let errors = LineChart::from_histories(Metric::GradRelativeError, [history()]);
+        let shown: Vec<String> = errors.series[0]
+            .points
+            .iter()
+            .map(|&(_, v)| chart_value(&errors, v))
+            .collect();
+        let table: Vec<String> = [0.0, 3.0, 2.5e-7]
+            .into_iter()
+            .map(|e| metric_value(Metric::GradRelativeError, e))
+            .collect();
+        assert_eq!(shown, table);
+        assert_eq!(shown, ["0", "3.00", "2.50 × 10⁻⁷"]);
+        let accuracy = LineChart::from_histories(Metric::TestAccuracy, [history()]);
+        assert_eq!(chart_value(&accuracy, accuracy.series[0].points[0].1), "90.0 %");
     }
 }

@@ -2,7 +2,7 @@
 //! from whichever engine trains it, the transport state, chart data, the results table, CSV and
 //! the memory bars. The web layer only copies engine output in and renders what this returns.
 
-use super::numbers::readable;
+use super::numbers::{metric_value, readable};
 use crate::i18n::Msg;
 use crate::plot::{LineChart, Metric};
 use crate::sim::lab::{Lab, LabConfig, RunSpec};
@@ -184,11 +184,7 @@ pub struct ResultRow {
 /// Losses are shown with 6 decimals, or from a million on with 7 significant digits (a run on its
 /// way to diverging reaches 1e13); the agreement line compares exactly what is shown.
 pub fn format_loss(loss: f64) -> String {
-    if loss.abs() < 1e6 {
-        format!("{loss:.6}")
-    } else {
-        readable(loss, 7)
-    }
+    metric_value(Metric::TrainLoss, loss)
 }
 
 pub fn format_bytes(bytes: u64) -> String {
@@ -366,18 +362,16 @@ impl LabView {
                     style,
                     loss: format_loss(last.train_loss),
                     exact_loss: last.train_loss,
-                    grad_error: last.grad_relative_error.map(|e| readable(e, 3)),
+                    grad_error: last
+                        .grad_relative_error
+                        .map(|e| metric_value(Metric::GradRelativeError, e)),
                     exact_grad_error: last.grad_relative_error,
                     // Only a gradient of another length says something; "x1.00" beside every
                     // matching run would only lengthen the table.
                     grad_ratio: gradient_ratio(last).map(|r| format!("{r:.2}")).filter(|r| r != "1.00"),
-                    cosine: last.grad_cosine.map(|c| format!("{c:.6}")),
-                    grad_norm: if last.grad_norm.abs() < 1e5 {
-                        format!("{:.4}", last.grad_norm)
-                    } else {
-                        readable(last.grad_norm, 5)
-                    },
-                    accuracy: last.test_accuracy.map(|a| format!("{:.1} %", a * 100.0)),
+                    cosine: last.grad_cosine.map(|c| metric_value(Metric::GradCosine, c)),
+                    grad_norm: metric_value(Metric::GradNorm, last.grad_norm),
+                    accuracy: last.test_accuracy.map(|a| metric_value(Metric::TestAccuracy, a)),
                     diverged: run.divergence().filter(|_| diverged_by_then),
                 })
             })

@@ -70,6 +70,8 @@ pub struct LineChart {
     pub x_label: String,
     pub y_label: String,
     pub log_y: bool,
+    /// What the values measure, when a chart of run histories (how a value is written).
+    pub metric: Option<Metric>,
     pub series: Vec<Series>,
     pub look: ChartLook,
 }
@@ -239,6 +241,7 @@ impl LineChart {
                 metric.title().to_string()
             },
             log_y: metric.log_scale(),
+            metric: Some(metric),
             series,
             look: ChartLook::default(),
         }

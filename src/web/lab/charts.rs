@@ -197,7 +197,10 @@ pub fn ChartCanvas(
             c.values_at(step)
                 .into_iter()
                 .map(|(style, label, value)| {
-                    let value = value.map_or_else(|| "—".to_string(), |v| super::super::i18n::num(&format_value(v, c.log_y)));
+                    let value = value.map_or_else(
+                        || "—".to_string(),
+                        |v| super::super::i18n::num(&crate::lab_state::numbers::chart_value(c, v)),
+                    );
                     view! { <li data-style=style.to_string()>{super::run_swatch(style)}{format!("{label}: {value}")}</li> }
                 })
                 .collect_view()
@@ -267,16 +270,6 @@ pub fn ChartCanvas(
                 </button>
             </figcaption>
         </figure>
-    }
-}
-
-/// A value in a tooltip, as the table and the chart's summary write it (an exact zero drawn at
-/// a log chart's floor reads "0").
-fn format_value(v: f64, log_y: bool) -> String {
-    if log_y {
-        crate::lab_state::numbers::readable_on_log_chart(v, crate::plot::LOG_FLOOR, 4)
-    } else {
-        crate::lab_state::numbers::readable(v, 4)
     }
 }
 
