@@ -444,3 +444,111 @@ fn an_export_marks_a_divergence_and_stops_when_every_run_has_diverged() {
     assert_eq!(steps[2]["runs"][0]["diverged_at_step"], 2);
     assert!(steps[2]["runs"][0]["metrics"]["test_loss"].is_null());
 }
+
+#[test]
+fn plan_lists_the_models_and_prints_a_plan_as_a_table_and_as_json() {
+    let listed = gradlab(&["plan", "--list-models"]);
+    assert!(listed.status.success());
+    let list = stdout(&listed);
+    assert!(list.contains("gpt2") && list.contains("124439808"), "{list}");
+    assert!(list.contains("llama-3.1-8b") && list.contains("8030261248"), "{list}");
+
+    let args = [
+        "plan",
+        "--model",
+        "gpt2",
+        "--seq-len",
+        "1024",
+        "--memory-gib",
+        "8",
+        "--target-batch",
+        "256",
+    ];
+    let table = gradlab(&args);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.contains("accumulation steps") && text.contains("gradient_accumulation_steps"),
+        "{text}"
+    );
+
+    let json = gradlab(&[&args[..], &["--format", "json"]].concat());
+    assert!(json.status.success(), "{}", stderr(&json));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(plan["outcome"], "fits");
+    assert_eq!(plan["parameters"]["total"], 124_439_808);
+    let (micro, steps) = (
+        plan["micro_batch"].as_u64().unwrap(),
+        plan["accumulation_steps"].as_u64().unwrap(),
+    );
+    assert_eq!(plan["effective_batch"].as_u64().unwrap(), micro * steps);
+    assert!(micro * steps >= 256 && micro * (steps - 1) < 256);
+    let memory = &plan["memory_bytes"];
+    let parts: u64 = ["weights", "gradients", "optimizer", "activations", "margin"]
+        .iter()
+        .map(|k| memory[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(memory["total"].as_u64().unwrap(), parts);
+    assert!(parts <= memory["budget"].as_u64().unwrap());
+    assert_eq!(
+        plan["configs"]["hf_training_arguments"]["gradient_accumulation_steps"],
+        steps
+    );
+    assert_eq!(plan["configs"]["deepspeed"]["train_micro_batch_size_per_gpu"], micro);
+    assert_eq!(plan["configs"]["lightning"]["accumulate_grad_batches"], steps);
+}
+
+#[test]
+fn plan_refuses_bad_input_by_field_and_says_what_would_fit() {
+    let base = ["plan", "--model", "gpt2", "--seq-len", "1024", "--target-batch", "64"];
+    assert_clean_failure(&gradlab(&[&base[..], &["--memory-gib", "0"]].concat()), "memory");
+    assert_clean_failure(&gradlab(&[&base[..], &["--memory-gib=-3"]].concat()), "memory");
+    assert_clean_failure(&gradlab(&[&base[..], &["--memory-gib", "NaN"]].concat()), "memory");
+    assert_clean_failure(
+        &gradlab(&[
+            "plan",
+            "--model",
+            "gpt-5",
+            "--seq-len",
+            "8",
+            "--memory-gib",
+            "8",
+            "--target-batch",
+            "8",
+        ]),
+        "unknown model",
+    );
+    assert_clean_failure(
+        &gradlab(&[
+            "plan",
+            "--model",
+            "gpt2",
+            "--seq-len",
+            "0",
+            "--memory-gib",
+            "8",
+            "--target-batch",
+            "8",
+        ]),
+        "seq_len",
+    );
+    assert_clean_failure(
+        &gradlab(&[&base[..], &["--memory-gib", "8", "--sharding", "zero3"]].concat()),
+        "sharding",
+    );
+    let full_8b = gradlab(&[
+        "plan",
+        "--model",
+        "llama-3.1-8b",
+        "--seq-len",
+        "2048",
+        "--memory-gib",
+        "24",
+        "--target-batch",
+        "256",
+    ]);
+    assert!(!full_8b.status.success());
+    let said = stdout(&full_8b);
+    assert!(said.contains("nothing fits"), "{said}");
+    assert!(said.contains("activation checkpointing + QLoRA"), "{said}");
+}

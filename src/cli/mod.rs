@@ -5,6 +5,7 @@ mod bench;
 mod issuer;
 mod output;
 mod package;
+mod plan;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -83,6 +84,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = bench::Engines::All)]
         engines: bench::Engines,
     },
+    /// Will it fit? The largest micro-batch and the accumulation steps for a model, a method
+    /// and a device's memory, what each lever costs, and the configuration to paste.
+    Plan(plan::PlanArgs),
     /// The certificate issuer service and its administration.
     #[command(subcommand)]
     Issuer(issuer::IssuerCommand),
@@ -417,6 +421,11 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             )?;
         }
         Command::Bench { steps, engines } => bench::run(steps, engines, out)?,
+        Command::Plan(args) => {
+            if !plan::run(&args, out)? {
+                anyhow::bail!("nothing fits this budget (what would fit is listed above)");
+            }
+        }
         Command::Issuer(command) => issuer::run(command, out)?,
         Command::Package(command) => package::run(command, out)?,
         Command::Verify {

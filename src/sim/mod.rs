@@ -8,6 +8,7 @@ pub mod lab;
 pub mod metrics;
 pub mod model;
 pub mod optim;
+pub mod planner;
 pub mod real;
 pub mod reference;
 pub mod regime;
