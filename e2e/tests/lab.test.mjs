@@ -28,7 +28,10 @@ test('scaling: loss / N equals the full batch, the unscaled run does not', async
   // Each chart's text alternative says what the curves show, as training goes.
   const summary = await page.getByTestId('chart-loss-summary').textContent();
   assert.match(summary, /These runs lie on top of each other: full batch, accumulate 4, loss \/ 4\./);
-  assert.match(summary, /accumulate 4, unscaled: \d\.\d{4} at step \d+, (rising|falling|going up and down|flat) over the last steps\./);
+  // The loss as the results table writes it (6 decimals): one value, one form, everywhere.
+  assert.match(summary, /accumulate 4, unscaled: \d\.\d{6} at step \d+, (rising|falling|going up and down|flat) over the last steps\./);
+  const unscaledRow = (await results(page)).find((r) => r.run === 'accumulate 4, unscaled');
+  assert.ok(summary.includes(`accumulate 4, unscaled: ${unscaledRow.loss} at step`), `${summary} / ${unscaledRow.loss}`);
   assert.equal(
     await page.locator('[data-testid=chart-loss] canvas').getAttribute('aria-describedby'),
     'chart-loss-summary',
