@@ -17,6 +17,8 @@ pub enum Route {
     Certificate,
     /// The benchmark page: CPU (wasm) and WebGPU engines on the canonical workload.
     Bench,
+    /// The memory planner: a micro-batch and N for a model and a device's memory.
+    Plan,
     /// Verify a certificate: both fields may be pre-filled from a share link.
     Verify {
         id: String,
@@ -54,6 +56,7 @@ impl Route {
             },
             "certificate" => Route::Certificate,
             "bench" => Route::Bench,
+            "plan" => Route::Plan,
             "verify" => Route::Verify {
                 id: clipped(get("id")),
                 name: clipped(get("name")),
@@ -85,6 +88,7 @@ impl Route {
             Route::Quiz { question: Some(id) } => format!("?view=quiz&question={}", encode(id)),
             Route::Certificate => "?view=certificate".into(),
             Route::Bench => "?view=bench".into(),
+            Route::Plan => "?view=plan".into(),
             Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
         }
     }
@@ -157,6 +161,8 @@ mod tests {
         );
         assert_eq!(Route::from_pairs(&pairs(&[("bench", "")])).0, Route::Bench);
         assert_eq!(Route::from_pairs(&pairs(&[("view", "bench")])).0, Route::Bench);
+        assert_eq!(Route::from_pairs(&pairs(&[("view", "plan")])).0, Route::Plan);
+        assert_eq!(Route::Plan.query(), "?view=plan");
         let (route, notices) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", "AB"), ("name", "Ada")]));
         assert_eq!(
             route,

@@ -38,12 +38,12 @@ test('switching to Spanish changes the visible text and survives a reload', asyn
   await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByTestId('play').textContent(), 'Reproducir');
   // Links to the other pages keep the language: the quiz comes in Spanish.
-  await page.getByRole('link', { name: 'Cuestionario' }).click();
+  await page.getByRole('link', { name: 'Cuestionario', exact: true }).click();
   await page.getByTestId('question').waitFor();
   assert.match(await page.locator('h2').first().textContent(), /Cuestionario: acumulación de gradientes/);
   assert.match(await page.getByTestId('question-prompt').textContent(), /microlotes|lote|GPU|gradientes/);
   assert.equal((await address(page)).searchParams.get('lang'), 'es');
-  await page.getByRole('link', { name: 'English' }).click();
+  await page.getByRole('link', { name: 'English', exact: true }).click();
   await page.getByTestId('question').waitFor();
   assert.match(await page.locator('h2').first().textContent(), /Quiz: gradient accumulation/);
   assert.deepEqual(page.errors, []);

@@ -235,10 +235,11 @@ pub fn run(args: &PlanArgs, out: &mut dyn Write) -> Result<bool> {
                     gib(reason.memory_bytes.budget)
                 )?;
                 for change in &reason.would_fit {
-                    writeln!(out, "  would fit with: {change}")?;
+                    writeln!(out, "  would fit with: {}", change.label())?;
                 }
                 if let Some(together) = &reason.would_fit_together {
-                    writeln!(out, "  would fit with, together: {}", together.join(" + "))?;
+                    let labels: Vec<&str> = together.iter().map(|l| l.label()).collect();
+                    writeln!(out, "  would fit with, together: {}", labels.join(" + "))?;
                 }
             }
         },

@@ -11,6 +11,7 @@ pub mod course;
 pub mod cpu_worker;
 pub mod engine_choice;
 pub mod numbers;
+pub mod plan_form;
 pub mod session;
 pub mod step_through;
 pub mod texts;

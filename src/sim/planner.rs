@@ -452,16 +452,45 @@ pub struct Configs {
     pub pytorch_loop: String,
 }
 
+/// A change the planner tries when nothing fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lever {
+    Checkpointing,
+    Lora,
+    Qlora,
+    EightDevicesZero3,
+    HalfSequence,
+}
+
+impl Lever {
+    /// In words (the CLI's and the JSON's; the page has its own in each language).
+    pub fn label(self) -> &'static str {
+        match self {
+            Lever::Checkpointing => "activation checkpointing",
+            Lever::Lora => "LoRA (rank 16, attention)",
+            Lever::Qlora => "QLoRA (rank 16, attention, 4-bit base)",
+            Lever::EightDevicesZero3 => "8 devices with ZeRO-3",
+            Lever::HalfSequence => "half the sequence length",
+        }
+    }
+}
+
+impl Serialize for Lever {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
+    }
+}
+
 /// Why nothing fits, and which changes would make it fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NothingFits {
     /// The memory of a micro-batch of one sequence.
     pub memory_bytes: MemoryBytes,
     /// Changes (in words a CLI or page shows) that fit on their own.
-    pub would_fit: Vec<&'static str>,
+    pub would_fit: Vec<Lever>,
     /// When no single change does: the first of them that fit together, in the order listed
     /// (checkpointing, then a 4-bit base, then sharding, then a shorter sequence).
-    pub would_fit_together: Option<Vec<&'static str>>,
+    pub would_fit_together: Option<Vec<Lever>>,
 }
 
 /// A plan, or the proof that nothing fits.
@@ -668,11 +697,11 @@ impl PlanRequest {
     }
 
     /// The changes the planner tries when nothing fits, each on top of `from`.
-    fn levers(from: &PlanRequest) -> Vec<(&'static str, PlanRequest)> {
+    fn levers(from: &PlanRequest) -> Vec<(Lever, PlanRequest)> {
         let mut levers = Vec::new();
         if !from.checkpointing {
             levers.push((
-                "activation checkpointing",
+                Lever::Checkpointing,
                 PlanRequest {
                     checkpointing: true,
                     ..*from
@@ -684,17 +713,14 @@ impl PlanRequest {
                 rank: 16,
                 targets: LoraTargets::Attention,
             };
-            levers.push(("LoRA (rank 16, attention)", PlanRequest { method: lora, ..*from }));
+            levers.push((Lever::Lora, PlanRequest { method: lora, ..*from }));
         }
         if !matches!(from.method, Method::Qlora { .. }) {
             let qlora = Method::Qlora {
                 rank: 16,
                 targets: LoraTargets::Attention,
             };
-            levers.push((
-                "QLoRA (rank 16, attention, 4-bit base)",
-                PlanRequest { method: qlora, ..*from },
-            ));
+            levers.push((Lever::Qlora, PlanRequest { method: qlora, ..*from }));
         }
         if from.sharding != Sharding::Zero3 {
             let sharded = PlanRequest {
@@ -702,21 +728,21 @@ impl PlanRequest {
                 sharding: Sharding::Zero3,
                 ..*from
             };
-            levers.push(("8 devices with ZeRO-3", sharded));
+            levers.push((Lever::EightDevicesZero3, sharded));
         }
         if from.sequence_length > 1 {
             let shorter = PlanRequest {
                 sequence_length: from.sequence_length / 2,
                 ..*from
             };
-            levers.push(("half the sequence length", shorter));
+            levers.push((Lever::HalfSequence, shorter));
         }
         levers
     }
 
     fn nothing_fits(&self) -> NothingFits {
         let fits = |r: &PlanRequest| r.check().is_ok() && r.fits(1);
-        let would_fit: Vec<&'static str> = Self::levers(self)
+        let would_fit: Vec<Lever> = Self::levers(self)
             .into_iter()
             .filter(|(_, changed)| fits(changed))
             .map(|(label, _)| label)
@@ -729,7 +755,7 @@ impl PlanRequest {
             loop {
                 let next = Self::levers(&current)
                     .into_iter()
-                    .find(|(label, _)| !label.starts_with("LoRA"));
+                    .find(|(lever, _)| *lever != Lever::Lora);
                 let (label, changed) = next?;
                 taken.push(label);
                 current = changed;
@@ -987,10 +1013,7 @@ mod tests {
         assert!(reason.would_fit.is_empty(), "{:?}", reason.would_fit);
         assert_eq!(
             reason.would_fit_together,
-            Some(vec![
-                "activation checkpointing",
-                "QLoRA (rank 16, attention, 4-bit base)"
-            ])
+            Some(vec![Lever::Checkpointing, Lever::Qlora])
         );
         // A request one change away names that change: on one 80 GiB device a full 8B
         // fine-tune needs 128 GB of states, LoRA on a bf16 base about 16 GB.
@@ -1001,13 +1024,9 @@ mod tests {
         let Outcome::NothingFits(reason) = one_away.plan().unwrap() else {
             panic!("128 GB of states do not fit 80 GiB")
         };
+        assert!(reason.would_fit.contains(&Lever::Lora), "{:?}", reason.would_fit);
         assert!(
-            reason.would_fit.contains(&"LoRA (rank 16, attention)"),
-            "{:?}",
-            reason.would_fit
-        );
-        assert!(
-            reason.would_fit.contains(&"8 devices with ZeRO-3"),
+            reason.would_fit.contains(&Lever::EightDevicesZero3),
             "{:?}",
             reason.would_fit
         );

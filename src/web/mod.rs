@@ -7,6 +7,7 @@ mod certificate;
 mod embed;
 mod i18n;
 mod lab;
+mod plan;
 mod quiz;
 mod scorm;
 mod verify;
@@ -130,6 +131,7 @@ fn App() -> impl IntoView {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
         (Route::Quiz { .. }, Route::Quiz { .. } | Route::Certificate) => Some("page"),
         (Route::Verify { .. }, Route::Verify { .. }) => Some("page"),
+        (Route::Plan, Route::Plan) => Some("page"),
         _ => None,
     };
     let lab_link = Route::Lab { scenario: None };
@@ -173,6 +175,7 @@ fn App() -> impl IntoView {
             <nav aria-label=tr("nav-main")>
                 <a href=i18n::link(lab_link.query()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
                 <a href=i18n::link(Route::QUIZ.query()) aria-current=current(&Route::QUIZ)>{tr("nav-quiz")}</a>
+                <a href=i18n::link(Route::Plan.query()) aria-current=current(&Route::Plan)>{tr("nav-plan")}</a>
                 <a href=i18n::link(verify_link.query()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
             {languages()}
@@ -193,6 +196,7 @@ fn App() -> impl IntoView {
         (Route::Quiz { question }, Ok(bank)) => view! { <quiz::QuizPage bank=bank question=question /> }.into_any(),
         (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
         (Route::Bench, _) => view! { <bench::BenchPage /> }.into_any(),
+        (Route::Plan, _) => view! { <plan::PlanPage /> }.into_any(),
         (_, Err(e)) => {
             let text = msg(&Msg::new("quiz-load-failed").arg("reason", e.to_string()));
             view! { <p role="alert" class="error">{text}</p> }.into_any()

@@ -235,6 +235,7 @@ pub fn CoursePanel(
                     })}</h4>
                     <p>{tr("course-summary")}</p>
                     <p><a class="button primary" href=link(Route::QUIZ.query())>{tr("course-to-quiz")}</a></p>
+                    <p><a data-testid="course-plan" href=link(Route::Plan.query())>{tr("course-to-plan")}</a></p>
                 </div>
             }
             .into_any(),

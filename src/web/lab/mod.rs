@@ -24,6 +24,7 @@ use crate::lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS}
 use crate::lab_state::texts;
 use crate::plot::boundary::DecisionBoundary;
 use crate::plot::{ChartLook, LineChart, Metric};
+use crate::route::Route;
 use crate::scorm::data_model;
 use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
@@ -717,7 +718,10 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                             open=step_through_open compact=embedded blocked=train_blocked />
                     })}
                     <RunningStats view=signals.view inspected=inspected />
-                    <div hidden=move || !is_memory() || !answer_open()><MemoryBars view=signals.view in_worker=signals.cpu_in_worker /></div>
+                    <div hidden=move || !is_memory() || !answer_open()>
+                        <MemoryBars view=signals.view in_worker=signals.cpu_in_worker />
+                        <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.query())>{tr("memory-plan-link")}</a></p>
+                    </div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
                         <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
                         <ul>{run_toggles}</ul>
