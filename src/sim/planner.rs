@@ -649,11 +649,16 @@ impl PlanRequest {
     /// The plan for this request.
     pub fn plan(&self) -> Result<Outcome, PlanError> {
         self.check()?;
-        let Some(micro_batch) = self.largest_micro_batch() else {
+        let Some(largest) = self.largest_micro_batch() else {
             return Ok(Outcome::NothingFits(self.nothing_fits()));
         };
+        // The fewest accumulation steps the largest micro-batch allows; then the smallest
+        // micro-batch that still reaches the target in that many steps, so that the effective
+        // batch overshoots the target by less than one sequence per device and step (31 x 2
+        // steps x 8 devices would be 496 for a target of 256; 16 x 2 x 8 is 256).
+        let accumulation_steps = self.target_batch.div_ceil(self.devices * largest);
+        let micro_batch = self.target_batch.div_ceil(self.devices * accumulation_steps);
         let per_step = self.devices * micro_batch;
-        let accumulation_steps = self.target_batch.div_ceil(per_step);
         let effective_batch = per_step * accumulation_steps;
         let exact = effective_batch == self.target_batch;
         let exact_micro_batch = (!exact)
@@ -981,6 +986,30 @@ mod tests {
         assert_eq!(plan.exact, plan.effective_batch == 250);
         if let Some(b) = plan.exact_micro_batch {
             assert!(b <= plan.micro_batch && 250 % b == 0);
+        }
+        // The micro-batch is the smallest that reaches the target in the fewest steps: a
+        // micro-batch that fits almost the whole target does not double it with a second step.
+        for target in [200, 250, 255, 256, 257, 300, 1000] {
+            let Outcome::Fits(plan) = (PlanRequest {
+                target_batch: target,
+                ..base
+            })
+            .plan()
+            .unwrap() else {
+                panic!("fits")
+            };
+            let largest = PlanRequest {
+                target_batch: target,
+                ..base
+            }
+            .largest_micro_batch()
+            .unwrap();
+            assert!(plan.micro_batch <= largest);
+            assert_eq!(plan.accumulation_steps, target.div_ceil(largest), "{target}");
+            assert!(
+                plan.effective_batch >= target && plan.effective_batch - target < plan.accumulation_steps,
+                "{target}: {plan:?}"
+            );
         }
         // Several devices divide the work: effective = devices × micro-batch × N.
         let four = PlanRequest {
