@@ -264,15 +264,8 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
     })?;
     // One attempt, one credential: an attempt that has one gets it again, whatever name or
     // answers this request carries.
-    if let Some(attempt_id) = &request.attempt_id {
-        let earlier = state
-            .store
-            .credential_for_attempt(attempt_id)
-            .await
-            .map_err(|e| Problem::internal(&e))?;
-        if let Some(earlier) = earlier {
-            return issued_response(&state, StatusCode::OK, &earlier_issued(earlier)?);
-        }
+    if let Some(earlier) = attempt_credential(&state, request.attempt_id.as_deref()).await? {
+        return issued_response(&state, StatusCode::OK, &earlier);
     }
     let score = Attempt::grade_first_answers(&state.bank, &request.answers).map_err(|e| {
         Problem::new(
@@ -307,19 +300,27 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         Issuance::New(issued) => issued_response(&state, StatusCode::CREATED, &issued),
         // Another request of the same attempt was stored first: its credential is the one.
         Issuance::AttemptTaken => {
-            let earlier = match &request.attempt_id {
-                Some(attempt_id) => state.store.credential_for_attempt(attempt_id).await,
-                None => Ok(None),
-            }
-            .map_err(|e| Problem::internal(&e))?
-            .ok_or_else(|| {
-                Problem::internal(&IssuerError::Signing(
-                    "the attempt's credential was not found after a conflict".into(),
-                ))
-            })?;
-            issued_response(&state, StatusCode::OK, &earlier_issued(earlier)?)
+            let earlier = attempt_credential(&state, request.attempt_id.as_deref())
+                .await?
+                .ok_or_else(|| {
+                    Problem::internal(&IssuerError::Signing(
+                        "the attempt's credential was not found after a conflict".into(),
+                    ))
+                })?;
+            issued_response(&state, StatusCode::OK, &earlier)
         }
     }
+}
+
+/// The credential an attempt already has, if it names one and has one.
+async fn attempt_credential(state: &IssuerState, attempt_id: Option<&str>) -> Result<Option<Issued>, Problem> {
+    let Some(attempt_id) = attempt_id else { return Ok(None) };
+    let earlier = state
+        .store
+        .credential_for_attempt(attempt_id)
+        .await
+        .map_err(|e| Problem::internal(&e))?;
+    earlier.map(earlier_issued).transpose()
 }
 
 /// The answer to an issuance: 201 for a new credential, 200 for the attempt's earlier one.

@@ -42,6 +42,15 @@ fn refuse(field: &'static str, problem: impl Into<String>) -> PlanError {
     }
 }
 
+/// `value` must be 1 to `max`.
+fn within(field: &'static str, value: u64, max: u64) -> Result<(), PlanError> {
+    if value == 0 || value > max {
+        Err(refuse(field, format!("must be 1 to {max}, got {value}")))
+    } else {
+        Ok(())
+    }
+}
+
 /// How a family builds its blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -93,13 +102,6 @@ impl Transformer {
 
     /// Refuses dimensions no model has (and that would overflow the arithmetic).
     pub fn check(&self) -> Result<(), PlanError> {
-        let within = |field: &'static str, value: u64, max: u64| {
-            if value == 0 || value > max {
-                Err(refuse(field, format!("must be 1 to {max}, got {value}")))
-            } else {
-                Ok(())
-            }
-        };
         within("layers", self.layers, MAX_LAYERS)?;
         within("hidden", self.hidden, MAX_WIDTH)?;
         within("heads", self.heads, MAX_WIDTH)?;
@@ -504,13 +506,6 @@ pub enum Outcome {
 impl PlanRequest {
     pub fn check(&self) -> Result<(), PlanError> {
         self.architecture.check()?;
-        let within = |field: &'static str, value: u64, max: u64| {
-            if value == 0 || value > max {
-                Err(refuse(field, format!("must be 1 to {max}, got {value}")))
-            } else {
-                Ok(())
-            }
-        };
         within("seq_len", self.sequence_length, MAX_SEQUENCE)?;
         within("devices", self.devices, MAX_DEVICES)?;
         within("target_batch", self.target_batch, MAX_TARGET)?;
