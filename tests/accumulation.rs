@@ -799,7 +799,48 @@ fn a_full_batch_gradient_stands_in_for_the_reference_pass_bit_for_bit(backend: &
     }
 }
 
+/// The memory experiment's budget run: a smaller budget makes the planner pick more
+/// micro-batches (split as evenly as 256 allows), the largest never above the planned size, and
+/// the run's gradient and parameters stay the full batch's (to the last bit on the CPU engines,
+/// which add the same rows in the same order).
+fn the_memory_budget_picks_n_and_keeps_the_full_batch_gradient(backend: &Backend) {
+    use gradlab::sim::planner::plan_lab_budget;
+    use gradlab::sim::scenario::memory_with_budget;
+    let mut last_n = 0;
+    for kib in [384, 128, 64] {
+        let plan = plan_lab_budget(kib * 1024, 256).unwrap();
+        let mut config = memory_with_budget(kib).unwrap();
+        config.runs = vec![config.runs[0].clone(), config.runs[3].clone()];
+        let n = config.runs[1].regime.micro_batches;
+        assert_eq!(n as u64, plan.accumulation_steps);
+        assert!(n > last_n, "{kib} KiB: N = {n} after {last_n}");
+        last_n = n;
+        let lab = trained(backend, config, 3);
+        let items = &lab.runs()[1].last_micro_batch_items;
+        assert_eq!(items.len(), n);
+        assert_eq!(items.iter().sum::<usize>(), 256);
+        assert_eq!(*items.iter().max().unwrap() as u64, plan.micro_batch);
+        for record in &lab.runs()[1].history {
+            let error = record.grad_relative_error.unwrap();
+            assert!(
+                error < backend.tolerance,
+                "{kib} KiB, N = {n}: gradient error {error:e}"
+            );
+        }
+        if backend.name.starts_with("cpu") {
+            assert_eq!(params(&lab, 1), params(&lab, 0), "{kib} KiB, N = {n}: bit for bit");
+        } else {
+            let error = relative(&params(&lab, 1), &params(&lab, 0));
+            assert!(
+                error < backend.tolerance,
+                "{kib} KiB, N = {n}: parameters differ by {error:e}"
+            );
+        }
+    }
+}
+
 for_every_backend!(
+    the_memory_budget_picks_n_and_keeps_the_full_batch_gradient,
     a_full_batch_gradient_stands_in_for_the_reference_pass_bit_for_bit,
     snapshots_trace_the_partial_sums_of_one_step,
     snapshots_show_batch_norm_statistics_per_micro_batch,

@@ -552,3 +552,113 @@ fn plan_refuses_bad_input_by_field_and_says_what_would_fit() {
     assert!(said.contains("nothing fits"), "{said}");
     assert!(said.contains("activation checkpointing + QLoRA"), "{said}");
 }
+
+#[test]
+fn plan_takes_the_labs_network_on_either_engine_and_custom_dimensions() {
+    use gradlab::sim::engine_memory::{micro_batch_bytes, LabEngine};
+    use gradlab::sim::planner::Architecture;
+    let layout = Architecture::lab_mlp_layout();
+    for (engine, id) in [(LabEngine::Cpu, "cpu"), (LabEngine::Webgpu, "webgpu")] {
+        let args = [
+            "plan",
+            "--model",
+            "lab-mlp",
+            "--engine",
+            id,
+            "--optimizer",
+            "sgd-plain",
+            "--seq-len",
+            "1",
+            "--memory-kib",
+            "96",
+            "--target-batch",
+            "256",
+            "--format",
+            "json",
+        ];
+        let out = gradlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let micro = plan["micro_batch"].as_u64().unwrap();
+        assert_eq!(
+            plan["memory_bytes"]["activations"].as_u64().unwrap(),
+            micro_batch_bytes(engine, &layout, micro as usize),
+            "{id}"
+        );
+        assert_eq!(plan["memory_bytes"]["margin"], 0);
+        assert!(plan["memory_bytes"]["total"].as_u64().unwrap() <= 96 * 1024);
+        assert!(
+            plan["accumulation_steps"].as_u64().unwrap() > 1,
+            "{id}: 96 KiB does not hold 256 points"
+        );
+    }
+    let lab = [
+        "plan",
+        "--model",
+        "lab-mlp",
+        "--seq-len",
+        "1",
+        "--memory-kib",
+        "96",
+        "--target-batch",
+        "256",
+    ];
+    assert_clean_failure(&gradlab(&[&lab[..], &["--method", "lora"]].concat()), "method");
+    assert_clean_failure(&gradlab(&[&lab[..], &["--precision", "bf16"]].concat()), "precision");
+    assert_clean_failure(
+        &gradlab(&[
+            "plan",
+            "--model",
+            "gpt2",
+            "--engine",
+            "cpu",
+            "--seq-len",
+            "8",
+            "--memory-gib",
+            "8",
+            "--target-batch",
+            "8",
+        ]),
+        "engine",
+    );
+
+    let custom = [
+        "plan",
+        "--model",
+        "custom",
+        "--family",
+        "gpt2",
+        "--layers",
+        "12",
+        "--hidden",
+        "768",
+        "--heads",
+        "12",
+        "--vocab",
+        "50257",
+        "--tied-embeddings",
+        "--seq-len",
+        "1024",
+        "--memory-gib",
+        "8",
+        "--target-batch",
+        "256",
+        "--format",
+        "json",
+    ];
+    let out = gradlab(&custom);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        plan["parameters"]["total"], 124_439_808,
+        "custom GPT-2 dimensions count as GPT-2"
+    );
+    let without_hidden: Vec<&str> = custom
+        .iter()
+        .copied()
+        .filter(|a| *a != "--hidden" && *a != "768")
+        .collect();
+    assert_clean_failure(&gradlab(&without_hidden), "hidden");
+    let odd_heads: Vec<&str> = custom.iter().map(|a| if *a == "12" { "7" } else { a }).collect();
+    assert_clean_failure(&gradlab(&odd_heads), "heads");
+}

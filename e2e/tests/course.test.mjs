@@ -63,7 +63,7 @@ test('before predicting, no experiment gives its answer away, and Play waits for
   await page.getByTestId('predict-skip').click();
   await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false);
   assert.equal(await page.getByTestId('explanation').getAttribute('data-answer-open'), 'true');
-  assert.match(await page.getByTestId('what-to-notice').textContent(), /activation memory falls with N/);
+  assert.match(await page.getByTestId('what-to-notice').textContent(), /the memory falls with N/);
   assert.ok(!(await page.getByTestId('play-gate').isVisible()));
   assert.match(await page.getByTestId('predict-skipped').textContent(), /without predicting/);
   await train(page, 30);

@@ -154,16 +154,21 @@ test('memory: the GPU engine holds one micro-batch of activations', async () => 
   const bars = page.getByTestId('memory-bars');
   assert.match(await bars.textContent(), /WebGPU engine allocated/);
   const bytes = await bars.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.value)));
-  assert.equal(bytes.length, 3);
+  assert.equal(bytes.length, 4);
   assert.ok(Math.abs(bytes[1] / bytes[0] - 0.25) < 0.01, `4 micro-batches: ${bytes}`);
   assert.ok(Math.abs(bytes[2] / bytes[0] - 1 / 16) < 0.01, `16 micro-batches: ${bytes}`);
-  const [full, four] = await results(page);
+  // The default budget's run: the planner's 7 micro-batches of at most 37 examples, and the
+  // planner's exact figure for them (`gradlab plan --model lab-mlp --engine webgpu`).
+  assert.equal(bytes[3], 67472);
+  const [full, four, , budget] = await results(page);
   assert.equal(four.loss, full.loss);
+  assert.equal(budget.run, 'fits the budget: accumulate 7');
+  assert.equal(budget.loss, full.loss);
   // The other side of the trade, by the GPU's timestamps: every run timed.
   const times = page.getByTestId('step-time-bars');
   assert.match(await times.textContent(), /GPU's own clock \(WebGPU timestamp queries\)/);
   const ms = await times.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.value)));
-  assert.equal(ms.length, 3);
+  assert.equal(ms.length, 4);
   assert.ok(ms.every((t) => t > 0), `GPU ms per optimizer step: ${ms}`);
   await times.scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-memory');
@@ -178,13 +183,42 @@ test('memory: the CPU engine times each run\'s optimizer step by its own clock',
   assert.match(await times.textContent(), /CPU engine's own clock \(WebAssembly, in a Web Worker\): the mean of each run's last 20 steps/);
   assert.match(await times.textContent(), /the time per optimizer step does not/);
   const rows = await times.locator('li').evaluateAll((lis) => lis.map((li) => [li.textContent, Number(li.dataset.value)]));
-  assert.equal(rows.length, 3);
+  assert.equal(rows.length, 4);
   for (const [text, ms] of rows) {
     assert.ok(ms > 0, `${text}: ${ms}`);
-    assert.match(text, /^(full batch|accumulate \d+): \d+\.\d\d ms$/);
+    assert.match(text, /^(full batch|accumulate \d+|fits the budget: accumulate \d+): \d+\.\d\d ms$/);
   }
   await times.scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-memory-cpu-times');
+  await page.close();
+});
+
+test('memory: a lower budget makes the planner pick more micro-batches, and the gradient stays the full batch\'s', async () => {
+  const page = await openLab(app, '?view=lab&scenario=memory&spf=5&engine=cpu');
+  const budget = page.locator('#control-budget');
+  const plan = page.getByTestId('memory-budget-plan');
+  assert.equal(await budget.inputValue(), '128');
+  assert.match(await plan.textContent(), /^The planner picks N = 7: micro-batches of at most 37 examples\./);
+  const lastRun = () => page.getByTestId('memory-bars').locator('li').nth(3).textContent();
+  assert.match(await lastRun(), /^fits the budget: accumulate 7: /);
+  await budget.fill('64');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('budget') === '64');
+  assert.match(await plan.textContent(), /^The planner picks N = 43: micro-batches of at most 6 examples\./);
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-testid=memory-bars] li')[3]?.textContent.startsWith('fits the budget: accumulate 43: '),
+  );
+  await train(page, 6);
+  const [full, , , planned] = await results(page);
+  assert.equal(planned.loss, full.loss, 'the same loss');
+  assert.ok(planned.gradError < 1e-6, `the full batch's gradient: relative error ${planned.gradError}`);
+  // Nothing fits below what one example needs: said beside the field, and Play waits.
+  await budget.fill('20');
+  await page.locator('[data-control=budget] .field-error').filter({ hasText: /^Nothing fits: one example needs .* of the 20.0 KiB/ }).waitFor();
+  assert.equal(await page.getByTestId('play').isDisabled(), true);
+  await budget.fill('512');
+  await page.waitForFunction(() => /N = 1:/.test(document.querySelector('[data-testid=memory-budget-plan]').textContent));
+  await page.getByTestId('memory-budget').scrollIntoViewIfNeeded();
+  await screenshot(page, 'lab-memory-budget');
   await page.close();
 });
 

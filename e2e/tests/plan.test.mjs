@@ -76,3 +76,40 @@ test('bad input names its field, nothing fitting says what would, in Spanish on 
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test("the Lab's own network is planned exactly on the engine chosen, and custom dimensions count as the model", async () => {
+  const page = await openPlan('');
+  await page.getByTestId('plan-model').selectOption({ label: "The Lab's MLP (2-64-64-3)" });
+  await page.getByTestId('plan-lab-note').waitFor();
+  assert.equal(await page.getByTestId('plan-memory').inputValue(), '128 KiB');
+  assert.equal(await page.getByTestId('plan-method').isVisible(), false, 'the engines fix the method');
+  const cli = (engine) =>
+    JSON.parse(
+      execFileSync(gradlab, ['plan', '--model', 'lab-mlp', '--engine', engine, '--optimizer', 'sgd-plain', '--seq-len', '1',
+        '--memory-kib', '128', '--target-batch', '256', '--format', 'json'], { encoding: 'utf8' }),
+    );
+  const webgpu = cli('webgpu');
+  assert.deepEqual(await planned(page), { micro: webgpu.micro_batch, steps: webgpu.accumulation_steps, effective: webgpu.effective_batch });
+  assert.match(await page.getByTestId('plan-total').textContent(), new RegExp(`\\(${webgpu.memory_bytes.total} B\\) of 128\\.0 KiB`));
+  await page.getByTestId('plan-engine').selectOption({ label: 'CPU (WebAssembly)' });
+  const cpu = cli('cpu');
+  await page.waitForFunction((s) => document.querySelector('[data-testid=plan-result]')?.dataset.steps === String(s), cpu.accumulation_steps);
+  assert.ok(cpu.accumulation_steps > webgpu.accumulation_steps, 'the CPU engine holds more per micro-batch here');
+  await expectAccessible(page, "the planner on the Lab's network");
+  await screenshot(page, 'plan-lab-mlp');
+
+  // Custom dimensions start as GPT-2's and count its 124,439,808 parameters.
+  await page.getByTestId('plan-model').selectOption({ label: 'custom dimensions' });
+  await page.getByTestId('plan-custom').waitFor();
+  await page.getByTestId('plan-seq-len').waitFor();
+  assert.equal(await page.getByTestId('plan-seq-len').inputValue(), '2048', 'a language model again');
+  await page.getByTestId('plan-seq-len').fill('1024');
+  await page.getByTestId('plan-result').waitFor();
+  assert.match(await page.locator('.plan-result').textContent(), /124,439,808 parameters/);
+  await page.getByTestId('plan-heads').fill('7');
+  await page.getByTestId('plan-error').waitFor();
+  assert.equal(await page.getByTestId('plan-error').getAttribute('data-field'), 'heads');
+  await expectAccessible(page, 'the planner with custom dimensions');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -1,14 +1,16 @@
 //! The Lab's controls: what a learner can set, what is valid, and how it lives in the URL.
 
 use super::engine_choice::EnginePreference;
+use super::session::format_bytes;
 use crate::i18n::Msg;
 use crate::route::{encode, SANDBOX};
 use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
 use crate::sim::model::{Activation, Norm};
 use crate::sim::optim::{OptimizerSpec, ScheduleSpec};
+use crate::sim::planner::plan_lab_budget;
 use crate::sim::regime::RegimeSpec;
-use crate::sim::scenario::{Scenario, SCENARIO_IDS};
+use crate::sim::scenario::{memory_with_budget, Scenario, DEFAULT_MEMORY_BUDGET_KIB, SCENARIO_IDS};
 
 /// A control of the Lab, named as in the URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,10 +26,12 @@ pub enum Control {
     MicroBatches,
     Seed,
     StepsPerFrame,
+    /// The memory experiment's budget (KiB), from which the planner picks its last run's N.
+    MemoryBudget,
 }
 
 impl Control {
-    pub const ALL: [Control; 11] = [
+    pub const ALL: [Control; 12] = [
         Control::Scenario,
         Control::Dataset,
         Control::Hidden,
@@ -39,6 +43,7 @@ impl Control {
         Control::MicroBatches,
         Control::Seed,
         Control::StepsPerFrame,
+        Control::MemoryBudget,
     ];
 
     /// The URL parameter of this control.
@@ -55,6 +60,7 @@ impl Control {
             Control::MicroBatches => "n",
             Control::Seed => "seed",
             Control::StepsPerFrame => "spf",
+            Control::MemoryBudget => "budget",
         }
     }
 }
@@ -147,6 +153,11 @@ pub const MICRO_BATCH_RANGE: (usize, usize) = (1, crate::sim::regime::MAX_MICRO_
 pub const STEPS_PER_FRAME_RANGE: (u32, u32) = (1, 50);
 pub const MAX_HIDDEN_WIDTH: usize = 256;
 pub const MAX_HIDDEN_LAYERS: usize = 4;
+/// KiB: from what the planner may refuse (one example does not fit) to where the full batch
+/// fits with room to spare.
+pub const MEMORY_BUDGET_RANGE: (u64, u64) = (1, 4096);
+/// The experiment with a memory budget.
+const MEMORY_EXPERIMENT: &str = "memory";
 
 pub fn activation_id(a: Activation) -> &'static str {
     match a {
@@ -170,6 +181,8 @@ pub struct LabControls {
     pub micro_batches: usize,
     pub seed: u64,
     pub steps_per_frame: u32,
+    /// The memory experiment's budget, KiB.
+    pub memory_budget_kib: u64,
     /// Runs the learner switched off on the charts (indices, ascending); kept in the URL as
     /// `runs_off=1-3`, and not a training setting: switching never restarts training.
     pub runs_off: Vec<usize>,
@@ -192,6 +205,7 @@ impl Default for LabControls {
             micro_batches: 4,
             seed: 42,
             steps_per_frame: 2,
+            memory_budget_kib: DEFAULT_MEMORY_BUDGET_KIB,
             runs_off: Vec::new(),
         }
     }
@@ -265,6 +279,22 @@ impl LabControls {
                 Control::StepsPerFrame,
                 Msg::new("control-error-steps-per-frame").arg("low", lo).arg("high", hi),
             );
+        }
+        if self.scenario == MEMORY_EXPERIMENT {
+            let (lo, hi) = MEMORY_BUDGET_RANGE;
+            if !(lo..=hi).contains(&self.memory_budget_kib) {
+                fail(
+                    Control::MemoryBudget,
+                    Msg::new("control-error-budget-range").arg("low", lo).arg("high", hi),
+                );
+            } else if let Err(why) = memory_with_budget(self.memory_budget_kib) {
+                fail(
+                    Control::MemoryBudget,
+                    Msg::new("control-error-budget-nothing-fits")
+                        .arg("needed", format_bytes(why.memory_bytes.total))
+                        .arg("budget", format_bytes(why.memory_bytes.budget)),
+                );
+            }
         }
         errors
     }
@@ -406,6 +436,14 @@ impl LabControls {
                 _ => bad(Control::StepsPerFrame, &v),
             }
         }
+        if let Some(v) = get("budget") {
+            let (lo, hi) = MEMORY_BUDGET_RANGE;
+            match v.parse::<u64>() {
+                // A budget nothing fits in is a bad parameter too (the form says why).
+                Ok(b) if (lo..=hi).contains(&b) && memory_with_budget(b).is_ok() => controls.memory_budget_kib = b,
+                _ => bad(Control::MemoryBudget, &v),
+            }
+        }
         if let Some(v) = get("runs_off") {
             let runs: Option<Vec<usize>> = v.split('-').map(|r| r.parse().ok()).collect();
             match runs {
@@ -445,6 +483,7 @@ impl LabControls {
                     scenario: controls.scenario,
                     seed: controls.seed,
                     steps_per_frame: controls.steps_per_frame,
+                    memory_budget_kib: controls.memory_budget_kib,
                     runs_off: controls.runs_off,
                     ..defaults.clone()
                 };
@@ -473,6 +512,7 @@ impl LabControls {
             Control::MicroBatches => self.micro_batches.to_string(),
             Control::Seed => self.seed.to_string(),
             Control::StepsPerFrame => self.steps_per_frame.to_string(),
+            Control::MemoryBudget => self.memory_budget_kib.to_string(),
         }
     }
 
@@ -528,6 +568,7 @@ impl LabControls {
             Control::MicroBatches => next.micro_batches = text.parse().map_err(|_| number())?,
             Control::Seed => next.seed = text.parse().map_err(|_| number())?,
             Control::StepsPerFrame => next.steps_per_frame = text.parse().map_err(|_| number())?,
+            Control::MemoryBudget => next.memory_budget_kib = text.parse().map_err(|_| number())?,
         }
         Ok(next)
     }
@@ -580,17 +621,47 @@ impl LabControls {
     pub fn lab_config(&self) -> LabConfig {
         Scenario::by_id(&self.scenario).map_or_else(
             |_| self.sandbox_config(),
-            |s| LabConfig {
-                init_seed: self.seed,
-                ..s.config
+            |s| {
+                let config = if s.id == MEMORY_EXPERIMENT {
+                    // An invalid budget is reported by `validate`; until then the preset's own.
+                    memory_with_budget(self.memory_budget_kib).unwrap_or(s.config)
+                } else {
+                    s.config
+                };
+                LabConfig {
+                    init_seed: self.seed,
+                    ..config
+                }
             },
+        )
+    }
+
+    /// The planner's choice for the memory experiment's budget, in words: none in another
+    /// experiment, or while nothing fits (the budget's field says why).
+    pub fn memory_plan_text(&self) -> Option<Msg> {
+        if self.scenario != MEMORY_EXPERIMENT {
+            return None;
+        }
+        let budget = self.memory_budget_kib.saturating_mul(1024);
+        let plan = plan_lab_budget(budget, self.lab_config().batch_size as u64).ok()?;
+        Some(
+            Msg::new("memory-budget-plan")
+                .arg("n", plan.accumulation_steps)
+                .arg("micro", plan.micro_batch)
+                .arg("budget", format_bytes(budget))
+                .arg("cpu", format_bytes(plan.cpu.total))
+                .arg("gpu", format_bytes(plan.webgpu.total)),
         )
     }
 
     /// Whether a control can be changed in the current experiment: presets fix everything but
     /// the seed and the pace.
     pub fn is_editable(&self, control: Control) -> bool {
-        self.scenario == SANDBOX || matches!(control, Control::Scenario | Control::Seed | Control::StepsPerFrame)
+        match control {
+            Control::Scenario | Control::Seed | Control::StepsPerFrame => true,
+            Control::MemoryBudget => self.scenario == MEMORY_EXPERIMENT,
+            _ => self.scenario == SANDBOX,
+        }
     }
 
     /// Sandbox controls that start from a preset's first run and shared settings.
@@ -631,6 +702,7 @@ impl LabControls {
             micro_batches,
             seed: config.init_seed,
             steps_per_frame: self.steps_per_frame,
+            memory_budget_kib: self.memory_budget_kib,
             runs_off: Vec::new(),
         };
         if candidate.validate().is_empty() {
@@ -728,10 +800,58 @@ mod tests {
             micro_batches: 3,
             seed: 7,
             steps_per_frame: 10,
+            memory_budget_kib: DEFAULT_MEMORY_BUDGET_KIB,
             runs_off: vec![0, 2],
         };
         assert!(other.to_query().ends_with("&runs_off=0-2"));
         assert_eq!(LabControls::from_pairs(&pairs(&other.to_query())).0, other);
+    }
+
+    /// The memory experiment's budget: in its URL, editable there only, picking the last run's
+    /// N through the planner; a budget nothing fits in is named, in the URL and in the form.
+    #[test]
+    fn the_memory_budget_picks_the_last_runs_n() {
+        let n = |controls: &LabControls| controls.lab_config().runs[3].regime.micro_batches;
+        let (controls, notices) = LabControls::from_pairs(&pairs("?scenario=memory&budget=64"));
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(controls.memory_budget_kib, 64);
+        assert!(controls.to_query().contains("&budget=64"));
+        let lower = n(&controls);
+        let higher = n(&controls.with_text(Control::MemoryBudget, "256").unwrap());
+        assert!(
+            lower > higher,
+            "a smaller budget, more micro-batches: {lower} against {higher}"
+        );
+        assert_eq!(n(&controls.with_text(Control::MemoryBudget, "4096").unwrap()), 1);
+        assert!(controls.is_editable(Control::MemoryBudget));
+        assert!(!controls.with_experiment("scaling").is_editable(Control::MemoryBudget));
+        assert!(!controls.with_experiment(SANDBOX).is_editable(Control::MemoryBudget));
+        assert!(!LabControls::default().to_query().contains("budget"));
+        assert_eq!(LabControls::default().memory_plan_text(), None);
+        let text = controls.memory_plan_text().unwrap();
+        assert_eq!(text.id, "memory-budget-plan");
+        assert!(
+            text.args.iter().any(|(k, v)| *k == "n" && *v == lower.to_string()),
+            "{text:?}"
+        );
+        let too_small = controls.with_text(Control::MemoryBudget, "20").unwrap();
+        assert_eq!(too_small.memory_plan_text(), None);
+        assert_eq!(
+            too_small.error_for(Control::MemoryBudget).map(|m| m.id),
+            Some("control-error-budget-nothing-fits".into())
+        );
+        assert!(controls.with_text(Control::MemoryBudget, "lots").is_err());
+        for bad in ["0", "20", "99999", "abc", "-5"] {
+            let (controls, notices) = LabControls::from_pairs(&pairs(&format!("?scenario=memory&budget={bad}")));
+            assert_eq!(controls.scenario, "memory", "{bad}: the experiment stays");
+            assert_eq!(controls.memory_budget_kib, DEFAULT_MEMORY_BUDGET_KIB, "{bad}");
+            assert!(
+                notices
+                    .iter()
+                    .any(|m| m.args.iter().any(|(k, v)| *k == "parameter" && v == "budget")),
+                "{bad}: {notices:?}"
+            );
+        }
     }
 
     #[test]

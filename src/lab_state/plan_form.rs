@@ -2,7 +2,14 @@
 //! offers, and the request it makes for `sim::planner` (every field checked, a decimal comma
 //! accepted), so the page is a thin view over it.
 
-use crate::sim::planner::{model, LoraTargets, Method, Optimizer, PlanError, PlanRequest, Precision, Sharding};
+use crate::sim::engine_memory::LabEngine;
+use crate::sim::planner::{
+    model, parse_memory, Architecture, Family, LoraTargets, Method, Optimizer, PlanError, PlanRequest, Precision,
+    Sharding, Transformer,
+};
+
+/// The model id of the custom dimensions.
+pub const CUSTOM: &str = "custom";
 
 /// Device memories a learner picks from (GiB), with what has that much.
 pub const MEMORY_PRESETS: [(u64, &str); 7] = [
@@ -22,10 +29,66 @@ pub enum MethodChoice {
     Qlora,
 }
 
+/// A transformer's dimensions, as typed (they start as GPT-2's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomModel {
+    pub family: Family,
+    pub layers: String,
+    pub hidden: String,
+    pub heads: String,
+    pub kv_heads: String,
+    pub intermediate: String,
+    pub vocabulary: String,
+    pub positions: String,
+    pub tied_embeddings: bool,
+}
+
+impl Default for CustomModel {
+    fn default() -> Self {
+        Self {
+            family: Family::Gpt2,
+            layers: "12".into(),
+            hidden: "768".into(),
+            heads: "12".into(),
+            kv_heads: "12".into(),
+            intermediate: "3072".into(),
+            vocabulary: "50257".into(),
+            positions: "1024".into(),
+            tied_embeddings: true,
+        }
+    }
+}
+
+impl CustomModel {
+    fn architecture(&self) -> Result<Transformer, PlanError> {
+        let transformer = Transformer {
+            family: self.family,
+            layers: whole("layers", &self.layers)?,
+            hidden: whole("hidden", &self.hidden)?,
+            heads: whole("heads", &self.heads)?,
+            kv_heads: whole("kv_heads", &self.kv_heads)?,
+            intermediate: whole("intermediate", &self.intermediate)?,
+            vocabulary: whole("vocabulary", &self.vocabulary)?,
+            positions: if self.family == Family::Gpt2 {
+                whole("positions", &self.positions)?
+            } else {
+                0
+            },
+            tied_embeddings: self.tied_embeddings,
+        };
+        transformer.check()?;
+        Ok(transformer)
+    }
+}
+
 /// The form, as the learner typed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanForm {
+    /// A preset's id, or [`CUSTOM`].
     pub model: String,
+    pub custom: CustomModel,
+    /// The engine the Lab's own models are planned on.
+    pub engine: LabEngine,
     pub method: MethodChoice,
     pub lora_rank: String,
     pub all_linear: bool,
@@ -44,6 +107,8 @@ impl Default for PlanForm {
     fn default() -> Self {
         Self {
             model: "llama-3.1-8b".into(),
+            custom: CustomModel::default(),
+            engine: LabEngine::Webgpu,
             method: MethodChoice::Lora,
             lora_rank: "16".into(),
             all_linear: false,
@@ -67,24 +132,55 @@ fn whole(field: &'static str, text: &str) -> Result<u64, PlanError> {
 }
 
 impl PlanForm {
+    /// Whether the chosen model is one of the Lab's own (planned on its engines).
+    pub fn is_lab_model(&self) -> bool {
+        matches!(
+            model(&self.model).map(|m| m.architecture),
+            Ok(Architecture::LabMlp { .. })
+        )
+    }
+
+    /// Picks a model. Moving to the Lab's own network sets what its engines do (full training
+    /// in fp32, plain SGD, every activation kept, one point per example) and a budget in KiB;
+    /// moving back restores the defaults of a language model.
+    pub fn choose_model(&mut self, id: &str) {
+        let was_lab = self.is_lab_model();
+        self.model = id.to_string();
+        if self.is_lab_model() && !was_lab {
+            *self = Self {
+                model: self.model.clone(),
+                method: MethodChoice::Full,
+                precision: Precision::Fp32,
+                optimizer: Optimizer::Sgd,
+                checkpointing: false,
+                sequence_length: "1".into(),
+                memory_gib: "128 KiB".into(),
+                devices: "1".into(),
+                sharding: Sharding::None,
+                ..self.clone()
+            };
+        } else if was_lab && !self.is_lab_model() {
+            let defaults = Self::default();
+            *self = Self {
+                model: self.model.clone(),
+                custom: self.custom.clone(),
+                engine: self.engine,
+                ..defaults
+            };
+        }
+    }
+
     /// The planner's request, or the first field that is wrong.
     pub fn request(&self) -> Result<PlanRequest, PlanError> {
-        let architecture = model(&self.model)?.architecture;
-        let memory: f64 = self
-            .memory_gib
-            .trim()
-            .replace(',', ".")
-            .parse()
-            .map_err(|_| PlanError {
-                field: "memory",
-                problem: format!("\"{}\" is not a number of GiB", self.memory_gib.trim()),
-            })?;
-        if !(memory.is_finite() && memory > 0.0 && memory <= 1e6) {
-            return Err(PlanError {
-                field: "memory",
-                problem: "the device memory must be more than 0 GiB".into(),
-            });
-        }
+        let architecture = if self.model == CUSTOM {
+            Architecture::Transformer(self.custom.architecture()?)
+        } else {
+            match model(&self.model)?.architecture {
+                Architecture::LabMlp { .. } => Architecture::LabMlp { engine: self.engine },
+                other => other,
+            }
+        };
+        let budget_bytes = parse_memory(&self.memory_gib)?;
         let targets = if self.all_linear {
             LoraTargets::AllLinear
         } else {
@@ -108,7 +204,7 @@ impl PlanForm {
             optimizer: self.optimizer,
             checkpointing: self.checkpointing,
             sequence_length: whole("seq_len", &self.sequence_length)?,
-            budget_bytes: (memory * (1u64 << 30) as f64) as u64,
+            budget_bytes,
             devices: whole("devices", &self.devices)?,
             sharding: self.sharding,
             target_batch: whole("target_batch", &self.target_batch)?,
@@ -134,6 +230,46 @@ mod tests {
     }
 
     #[test]
+    fn custom_dimensions_start_as_gpt2_and_count_as_it() {
+        let form = PlanForm {
+            model: CUSTOM.into(),
+            sequence_length: "1024".into(),
+            ..PlanForm::default()
+        };
+        let request = form.request().unwrap();
+        assert_eq!(request.architecture.parameters().total, 124_439_808);
+    }
+
+    #[test]
+    fn the_labs_network_is_planned_as_its_engines_train_it_and_budgets_take_units() {
+        let mut form = PlanForm::default();
+        form.choose_model("lab-mlp");
+        assert!(form.is_lab_model());
+        let request = form.request().unwrap();
+        assert_eq!(request.budget_bytes, 128 * 1024);
+        assert_eq!(request.precision, Precision::Fp32);
+        assert_eq!(request.sequence_length, 1);
+        let Outcome::Fits(plan) = request.plan().unwrap() else {
+            panic!("the Lab's network fits in 128 KiB")
+        };
+        assert_eq!(
+            plan.memory_bytes.margin, 0,
+            "the engines' buffers are counted, not estimated"
+        );
+        form.engine = LabEngine::Cpu;
+        assert_eq!(
+            form.request().unwrap().architecture,
+            Architecture::LabMlp { engine: LabEngine::Cpu }
+        );
+        form.choose_model("gpt2");
+        assert_eq!(form.sequence_length, "2048");
+        assert_eq!(form.precision, Precision::Bf16Mixed);
+        assert_eq!(parse_memory("512 MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_memory(" 24 ").unwrap(), 24 << 30);
+        assert_eq!(parse_memory("1,5 kib").unwrap(), 1536);
+    }
+
+    #[test]
     fn each_bad_field_is_named() {
         let with = |change: &dyn Fn(&mut PlanForm)| {
             let mut form = PlanForm::default();
@@ -150,6 +286,17 @@ mod tests {
         assert_eq!(with(&|f| f.lora_rank = "0".into()), "lora_rank");
         assert_eq!(with(&|f| f.model = "nope".into()), "model");
         assert_eq!(with(&|f| f.sharding = Sharding::Zero3), "sharding", "one device");
+        assert_eq!(with(&|f| f.memory_gib = "24 TB".into()), "memory");
+        assert_eq!(with(&|f| f.memory_gib = "0 KiB".into()), "memory");
+        let custom = |change: &dyn Fn(&mut CustomModel)| {
+            with(&|f| {
+                f.model = CUSTOM.into();
+                change(&mut f.custom);
+            })
+        };
+        assert_eq!(custom(&|c| c.heads = "7".into()), "heads", "7 heads do not divide 768");
+        assert_eq!(custom(&|c| c.layers = "1000000000000".into()), "layers");
+        assert_eq!(custom(&|c| c.vocabulary = "many".into()), "vocabulary");
         let comma = PlanForm {
             memory_gib: "23,5".into(),
             ..PlanForm::default()

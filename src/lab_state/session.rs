@@ -5,6 +5,7 @@
 use super::numbers::{metric_value, readable};
 use crate::i18n::Msg;
 use crate::plot::{LineChart, Metric};
+use crate::sim::engine_memory::{micro_batch_bytes, LabEngine};
 use crate::sim::lab::{Lab, LabConfig, RunSpec};
 use crate::sim::metrics::{metrics_csv, RunHistory, StepRecord};
 use crate::sim::regime::{LossNormalization, RegimeSpec};
@@ -232,7 +233,9 @@ fn gradient_ratio(record: &StepRecord) -> Option<f64> {
 impl LabView {
     /// The view of a freshly built lab: labels (already localized) and memory figures.
     pub fn new<B>(lab: &Lab<B>, labels: Vec<String>, activation_bytes: Vec<u64>, bytes_from_gpu: bool) -> Self {
-        let model_bytes = lab.activation_memory(4);
+        // Without the WebGPU engine's own figures: the CPU engine's allocation for each run's
+        // largest micro-batch.
+        let peak_rows: Vec<usize> = lab.activation_memory(4).iter().map(|m| m.peak.rows).collect();
         let runs = lab
             .runs()
             .iter()
@@ -243,10 +246,11 @@ impl LabView {
                 history: run.history.clone(),
                 micro_batches: run.spec.regime.micro_batches,
                 running_means: None,
-                activation_bytes: activation_bytes
-                    .get(i)
-                    .copied()
-                    .unwrap_or_else(|| model_bytes.get(i).map_or(0, |m| m.peak.bytes as u64)),
+                activation_bytes: activation_bytes.get(i).copied().unwrap_or_else(|| {
+                    peak_rows
+                        .get(i)
+                        .map_or(0, |&rows| micro_batch_bytes(LabEngine::Cpu, &run.layout, rows))
+                }),
                 bytes_from_gpu: bytes_from_gpu && i < activation_bytes.len(),
                 diverged_at: run.diverged_at,
                 micro_batch_items: run.last_micro_batch_items.clone(),
@@ -905,7 +909,7 @@ mod tests {
         lab.run(3, |_| {}).unwrap();
         let mut view = LabView::new(&lab, labels(&lab), vec![], false);
         let bars = view.step_time_bars();
-        assert_eq!(bars.len(), 3);
+        assert_eq!(bars.len(), 4);
         for ((label, ms, share), run) in bars.iter().zip(lab.runs()) {
             assert_eq!(*label, run.spec.label);
             assert_eq!(*ms, run.step_times.mean_ms());
@@ -923,12 +927,21 @@ mod tests {
         let lab = CpuLab::<f32>::cpu(Scenario::by_id("memory").unwrap().config).unwrap();
         let view = LabView::new(&lab, labels(&lab), vec![], false);
         let bars = view.memory_bars();
-        assert_eq!(bars.len(), 3);
+        assert_eq!(bars.len(), 4);
         assert!(bars[0].1 > bars[1].1 && bars[1].1 > bars[2].1);
         assert!((bars[0].2 - 1.0).abs() < 1e-12);
-        assert!((bars[1].1 as f64 / bars[0].1 as f64 - 0.25).abs() < 0.01);
+        // Without the WebGPU engine's figures: the CPU engine's allocation for each run's
+        // largest micro-batch (full batch, 4, 16, and 7 of at most 37 for the default budget).
+        for (bar, (run, rows)) in bars.iter().zip(lab.runs().iter().zip([256, 64, 16, 37])) {
+            assert_eq!(
+                bar.1,
+                micro_batch_bytes(LabEngine::Cpu, &run.layout, rows),
+                "{}",
+                run.spec.label
+            );
+        }
         assert!(!view.runs[0].bytes_from_gpu);
-        let gpu = LabView::new(&lab, labels(&lab), vec![400, 100, 25], true);
+        let gpu = LabView::new(&lab, labels(&lab), vec![400, 100, 25, 60], true);
         assert_eq!(gpu.memory_bars()[1].1, 100);
         assert!(gpu.runs[2].bytes_from_gpu);
     }

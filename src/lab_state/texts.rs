@@ -90,7 +90,11 @@ pub fn run_labels(experiment: &str, config: &LabConfig) -> Vec<Msg> {
         experiment
     };
     (0..config.runs.len())
-        .map(|i| Msg::new(format!("run-{owner}-{i}")))
+        .map(|i| match (owner, config.runs.get(i)) {
+            // The planner picks this run's N from the learner's budget.
+            ("memory", Some(run)) if i == 3 => Msg::new("run-memory-budget").arg("n", run.regime.micro_batches),
+            _ => Msg::new(format!("run-{owner}-{i}")),
+        })
         .collect()
 }
 

@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod data;
+pub mod engine_memory;
 pub mod export;
 pub mod lab;
 pub mod metrics;

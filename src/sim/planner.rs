@@ -15,6 +15,9 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use super::engine_memory::{micro_batch_bytes, LabEngine};
+use super::model::{Layout, ModelSpec};
+
 /// What the budget keeps back for the CUDA context, library workspaces and fragmentation.
 pub const MARGIN_FRACTION: f64 = 0.10;
 /// Bytes per parameter of a 4-bit NF4 base with double-quantized constants (QLoRA: 4.127 bits).
@@ -26,6 +29,11 @@ const MAX_VOCABULARY: u64 = 1 << 24;
 const MAX_SEQUENCE: u64 = 1 << 22;
 const MAX_DEVICES: u64 = 1 << 16;
 const MAX_TARGET: u64 = 1 << 32;
+/// The Lab's engines train at most this many examples per step.
+const MAX_LAB_TARGET: u64 = 1 << 16;
+/// The Lab's MLP: the memory preset's network, 2-D points in, 3 classes out.
+const LAB_INPUTS: usize = 2;
+const LAB_CLASSES: usize = 3;
 
 /// A request the planner cannot answer, naming the field.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -195,13 +203,69 @@ impl Transformer {
 /// A linear layer's (inputs, outputs).
 type Shape = (u64, u64);
 
+/// What the planner plans for: a transformer by its dimensions, or the Lab's own network on
+/// one of its engines, whose activations are not estimated but the bytes that engine allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Architecture {
+    Transformer(Transformer),
+    /// The Lab's MLP (the memory preset's: 2-64-64-3, ReLU, no norm).
+    LabMlp {
+        engine: LabEngine,
+    },
+}
+
+impl Architecture {
+    /// The Lab's MLP, laid out as its engines lay it out.
+    pub fn lab_mlp_layout() -> Layout {
+        Layout::new(&ModelSpec::default(), LAB_INPUTS, LAB_CLASSES)
+    }
+
+    pub fn check(&self) -> Result<(), PlanError> {
+        match self {
+            Architecture::Transformer(t) => t.check(),
+            Architecture::LabMlp { .. } => Ok(()),
+        }
+    }
+
+    /// The exact parameter count, by component (the Lab's MLP: its hidden layers count as the
+    /// MLP, its output layer as the head).
+    pub fn parameters(&self) -> ParameterCounts {
+        match self {
+            Architecture::Transformer(t) => t.parameters(),
+            Architecture::LabMlp { .. } => {
+                let layout = Self::lab_mlp_layout();
+                let total = layout.parameter_count as u64;
+                let head = (layout.classes * (layout.output_fan_in + 1)) as u64;
+                ParameterCounts {
+                    total,
+                    embeddings: 0,
+                    attention: 0,
+                    mlp: total - head,
+                    norms: 0,
+                    lm_head: head,
+                }
+            }
+        }
+    }
+
+    /// What the budget keeps back: a share for a real framework's runtime, nothing for the
+    /// Lab's engines, whose every training buffer is counted.
+    fn margin_fraction(&self) -> f64 {
+        match self {
+            Architecture::Transformer(_) => MARGIN_FRACTION,
+            Architecture::LabMlp { .. } => 0.0,
+        }
+    }
+}
+
 /// A model the planner knows by name.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ModelPreset {
     pub id: &'static str,
     pub name: &'static str,
     pub source: &'static str,
-    pub architecture: Transformer,
+    pub architecture: Architecture,
 }
 
 const fn llama(
@@ -256,54 +320,62 @@ const fn gpt2(layers: u64, hidden: u64, heads: u64) -> Transformer {
 }
 
 /// The published architectures (each model's `config.json` on the Hugging Face Hub).
-pub const MODELS: [ModelPreset; 8] = [
+pub const MODELS: [ModelPreset; 9] = [
     ModelPreset {
         id: "gpt2",
         name: "GPT-2 (124M)",
         source: "openai-community/gpt2",
-        architecture: gpt2(12, 768, 12),
+        architecture: Architecture::Transformer(gpt2(12, 768, 12)),
     },
     ModelPreset {
         id: "gpt2-xl",
         name: "GPT-2 XL (1.5B)",
         source: "openai-community/gpt2-xl",
-        architecture: gpt2(48, 1600, 25),
+        architecture: Architecture::Transformer(gpt2(48, 1600, 25)),
     },
     ModelPreset {
         id: "qwen2.5-0.5b",
         name: "Qwen2.5-0.5B",
         source: "Qwen/Qwen2.5-0.5B",
-        architecture: qwen2(24, 896, 14, 2, 4864, 151_936, true),
+        architecture: Architecture::Transformer(qwen2(24, 896, 14, 2, 4864, 151_936, true)),
     },
     ModelPreset {
         id: "qwen2.5-7b",
         name: "Qwen2.5-7B",
         source: "Qwen/Qwen2.5-7B",
-        architecture: qwen2(28, 3584, 28, 4, 18_944, 152_064, false),
+        architecture: Architecture::Transformer(qwen2(28, 3584, 28, 4, 18_944, 152_064, false)),
     },
     ModelPreset {
         id: "llama-3.2-1b",
         name: "Llama-3.2-1B",
         source: "meta-llama/Llama-3.2-1B",
-        architecture: llama(16, 2048, 32, 8, 8192, 128_256, true),
+        architecture: Architecture::Transformer(llama(16, 2048, 32, 8, 8192, 128_256, true)),
     },
     ModelPreset {
         id: "llama-3.2-3b",
         name: "Llama-3.2-3B",
         source: "meta-llama/Llama-3.2-3B",
-        architecture: llama(28, 3072, 24, 8, 8192, 128_256, true),
+        architecture: Architecture::Transformer(llama(28, 3072, 24, 8, 8192, 128_256, true)),
     },
     ModelPreset {
         id: "llama-3.1-8b",
         name: "Llama-3.1-8B",
         source: "meta-llama/Llama-3.1-8B",
-        architecture: llama(32, 4096, 32, 8, 14_336, 128_256, false),
+        architecture: Architecture::Transformer(llama(32, 4096, 32, 8, 14_336, 128_256, false)),
     },
     ModelPreset {
         id: "mistral-7b",
         name: "Mistral-7B (v0.1)",
         source: "mistralai/Mistral-7B-v0.1",
-        architecture: llama(32, 4096, 32, 8, 14_336, 32_000, false),
+        architecture: Architecture::Transformer(llama(32, 4096, 32, 8, 14_336, 32_000, false)),
+    },
+    ModelPreset {
+        id: "lab-mlp",
+        name: "The Lab's MLP (2-64-64-3)",
+        source: "this Lab's memory experiment",
+        architecture: Architecture::LabMlp {
+            engine: LabEngine::Webgpu,
+        },
     },
 ];
 
@@ -316,6 +388,38 @@ pub fn model(id: &str) -> Result<&'static ModelPreset, PlanError> {
             format!("unknown model \"{id}\"; the models are {}", ids.join(", ")),
         )
     })
+}
+
+/// A device memory as a learner writes it: a number of GiB (`24`, `23,5`), or with its unit
+/// (`128 KiB`, `512 MiB`, `80 GiB`; the Lab's own networks need KiB).
+pub fn parse_memory(text: &str) -> Result<u64, PlanError> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "gib" | "g" => 1u64 << 30,
+        "mib" | "m" => 1 << 20,
+        "kib" | "k" => 1 << 10,
+        _ => {
+            return Err(refuse(
+                "memory",
+                format!("\"{text}\": write a number of GiB, or one with KiB, MiB or GiB"),
+            ))
+        }
+    };
+    let value: f64 = number
+        .trim()
+        .replace(',', ".")
+        .parse()
+        .map_err(|_| refuse("memory", format!("\"{text}\" is not an amount of memory")))?;
+    let bytes = value * scale as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes <= 1e6 * (1u64 << 30) as f64) {
+        return Err(refuse(
+            "memory",
+            "the device memory must be more than 0 (and at most 1000000 GiB)",
+        ));
+    }
+    Ok(bytes as u64)
 }
 
 /// Which layers LoRA adapts.
@@ -360,6 +464,8 @@ pub enum Optimizer {
     AdamW8bit,
     /// SGD with momentum: one state.
     SgdMomentum,
+    /// Plain SGD: no state (the Lab's experiments).
+    Sgd,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -377,7 +483,7 @@ pub enum Sharding {
 /// What to plan.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PlanRequest {
-    pub architecture: Transformer,
+    pub architecture: Architecture,
     pub method: Method,
     pub precision: Precision,
     pub optimizer: Optimizer,
@@ -512,18 +618,39 @@ impl PlanRequest {
         if self.budget_bytes == 0 {
             return Err(refuse("memory", "the device memory must be more than 0"));
         }
-        if self.architecture.positions > 0 && self.sequence_length > self.architecture.positions {
-            return Err(refuse(
-                "seq_len",
-                format!("this model has {} positions", self.architecture.positions),
-            ));
-        }
-        if let Method::Lora { rank, .. } | Method::Qlora { rank, .. } = self.method {
-            if rank == 0 || rank > self.architecture.hidden {
-                return Err(refuse(
-                    "lora_rank",
-                    format!("must be 1 to the hidden width {}", self.architecture.hidden),
-                ));
+        match self.architecture {
+            Architecture::Transformer(t) => {
+                if t.positions > 0 && self.sequence_length > t.positions {
+                    return Err(refuse("seq_len", format!("this model has {} positions", t.positions)));
+                }
+                if let Method::Lora { rank, .. } | Method::Qlora { rank, .. } = self.method {
+                    if rank == 0 || rank > t.hidden {
+                        return Err(refuse(
+                            "lora_rank",
+                            format!("must be 1 to the hidden width {}", t.hidden),
+                        ));
+                    }
+                }
+            }
+            // The Lab's engines train as they train: what they cannot do is refused, not
+            // estimated.
+            Architecture::LabMlp { .. } => {
+                if self.method != Method::Full {
+                    return Err(refuse("method", "the Lab's engines train every parameter: use full"));
+                }
+                if self.precision != Precision::Fp32 {
+                    return Err(refuse("precision", "the Lab's engines compute in fp32"));
+                }
+                if self.checkpointing {
+                    return Err(refuse(
+                        "checkpointing",
+                        "the Lab's engines keep every activation: use off",
+                    ));
+                }
+                if self.sequence_length != 1 {
+                    return Err(refuse("seq_len", "each of the Lab's examples is one 2-D point: use 1"));
+                }
+                within("target_batch", self.target_batch, MAX_LAB_TARGET)?;
             }
         }
         if self.devices == 1 && self.sharding != Sharding::None {
@@ -534,16 +661,16 @@ impl PlanRequest {
 
     fn trainable(&self) -> u64 {
         let counts = self.architecture.parameters();
-        match self.method {
-            Method::Full => counts.total,
-            Method::Lora { rank, targets } | Method::Qlora { rank, targets } => {
-                let (attention, mlp) = self.architecture.linear_shapes();
+        match (self.method, self.architecture) {
+            (Method::Lora { rank, targets } | Method::Qlora { rank, targets }, Architecture::Transformer(t)) => {
+                let (attention, mlp) = t.linear_shapes();
                 let adapted: u64 = match targets {
                     LoraTargets::Attention => attention.iter().map(|(i, o)| i + o).sum(),
                     LoraTargets::AllLinear => attention.iter().chain(&mlp).map(|(i, o)| i + o).sum(),
                 };
-                self.architecture.layers * rank * adapted
+                t.layers * rank * adapted
             }
+            _ => counts.total,
         }
     }
 
@@ -561,6 +688,7 @@ impl PlanRequest {
             Optimizer::AdamW => 2.0 * precision_bytes,
             Optimizer::AdamW8bit => 2.0,
             Optimizer::SgdMomentum => precision_bytes,
+            Optimizer::Sgd => 0.0,
         };
         let (weight, gradient, optimizer) = match self.precision {
             Precision::Fp32 => (4.0, 4.0, states(4.0)),
@@ -582,10 +710,15 @@ impl PlanRequest {
             Precision::Fp32 => 4.0,
             Precision::Bf16Mixed | Precision::Bf16 => half,
         };
-        let activations =
-            self.architecture
-                .activation_bytes(micro_batch, self.sequence_length, activation_value, self.checkpointing);
-        let margin = MARGIN_FRACTION * self.budget_bytes as f64;
+        let activations = match self.architecture {
+            Architecture::Transformer(t) => {
+                t.activation_bytes(micro_batch, self.sequence_length, activation_value, self.checkpointing)
+            }
+            Architecture::LabMlp { engine } => {
+                micro_batch_bytes(engine, &Architecture::lab_mlp_layout(), micro_batch as usize) as f64
+            }
+        };
+        let margin = self.architecture.margin_fraction() * self.budget_bytes as f64;
         let bytes = |x: f64| x.ceil() as u64;
         let (weights, gradients, optimizer, activations, margin) = (
             bytes(weights),
@@ -828,6 +961,72 @@ impl PlanRequest {
     }
 }
 
+/// The Lab's network trained in `batch` examples per step within `budget_bytes` on either of
+/// its engines: the accumulation steps the planner picks for the engine that needs more of
+/// them, and what each engine then holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabBudgetPlan {
+    pub accumulation_steps: u64,
+    /// The largest micro-batch (the Lab splits the batch into micro-batches that differ by at
+    /// most one example).
+    pub micro_batch: u64,
+    pub cpu: MemoryBytes,
+    pub webgpu: MemoryBytes,
+}
+
+/// Plans the Lab's memory experiment: plain SGD in fp32, one device, `batch` examples per
+/// step, within `budget_bytes`. Nothing fitting is returned with the memory of one example on
+/// the engine that needs more.
+pub fn plan_lab_budget(budget_bytes: u64, batch: u64) -> Result<LabBudgetPlan, Box<NothingFits>> {
+    let plan = |engine| {
+        let request = PlanRequest {
+            architecture: Architecture::LabMlp { engine },
+            ..lab_request_for(budget_bytes, batch)
+        };
+        match request.plan() {
+            Ok(Outcome::Fits(plan)) => Ok(*plan),
+            Ok(Outcome::NothingFits(why)) => Err(Box::new(why)),
+            // Every field above is in range: only the budget can fail, as nothing fitting.
+            Err(_) => Err(Box::new(request.nothing_fits())),
+        }
+    };
+    let (cpu, webgpu) = (plan(LabEngine::Cpu), plan(LabEngine::Webgpu));
+    let (cpu, webgpu) = match (cpu, webgpu) {
+        (Ok(cpu), Ok(webgpu)) => (cpu, webgpu),
+        (Err(why), _) | (_, Err(why)) => return Err(why),
+    };
+    let accumulation_steps = cpu.accumulation_steps.max(webgpu.accumulation_steps);
+    let micro_batch = batch.div_ceil(accumulation_steps);
+    let at = |engine| PlanRequest {
+        architecture: Architecture::LabMlp { engine },
+        ..lab_request_for(budget_bytes, batch)
+    };
+    Ok(LabBudgetPlan {
+        accumulation_steps,
+        micro_batch,
+        cpu: at(LabEngine::Cpu).memory(micro_batch),
+        webgpu: at(LabEngine::Webgpu).memory(micro_batch),
+    })
+}
+
+/// The Lab's memory experiment as a request: plain SGD in fp32 on one device.
+fn lab_request_for(budget_bytes: u64, batch: u64) -> PlanRequest {
+    PlanRequest {
+        architecture: Architecture::LabMlp {
+            engine: LabEngine::Webgpu,
+        },
+        method: Method::Full,
+        precision: Precision::Fp32,
+        optimizer: Optimizer::Sgd,
+        checkpointing: false,
+        sequence_length: 1,
+        budget_bytes: budget_bytes.max(1),
+        devices: 1,
+        sharding: Sharding::None,
+        target_batch: batch.clamp(1, MAX_LAB_TARGET),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -849,6 +1048,24 @@ mod tests {
         }
     }
 
+    fn transformer(model_id: &str) -> Transformer {
+        match model(model_id).unwrap().architecture {
+            Architecture::Transformer(t) => t,
+            Architecture::LabMlp { .. } => panic!("{model_id} is a transformer"),
+        }
+    }
+
+    fn lab_request(engine: LabEngine, budget_bytes: u64) -> PlanRequest {
+        PlanRequest {
+            architecture: Architecture::LabMlp { engine },
+            precision: Precision::Fp32,
+            optimizer: Optimizer::Sgd,
+            sequence_length: 1,
+            budget_bytes,
+            ..request("gpt2")
+        }
+    }
+
     /// Every preset's count is the published one (the models' safetensors headers on the Hub).
     #[test]
     fn parameter_counts_are_the_published_ones() {
@@ -861,6 +1078,8 @@ mod tests {
             ("llama-3.2-3b", 3_212_749_824),
             ("llama-3.1-8b", 8_030_261_248),
             ("mistral-7b", 7_241_732_096),
+            // 2·64 + 64, 64·64 + 64, 64·3 + 3.
+            ("lab-mlp", 4_547),
         ] {
             let preset = model(id).unwrap();
             preset.architecture.check().unwrap();
@@ -872,7 +1091,7 @@ mod tests {
                 "{id}: the components add up"
             );
         }
-        assert_eq!(MODELS.len(), 8);
+        assert_eq!(MODELS.len(), 9);
     }
 
     /// Mixed-precision Adam holds 16 bytes per parameter (ZeRO: 2 + 2 + 12); ZeRO stages divide
@@ -938,7 +1157,7 @@ mod tests {
     /// Korthikanti et al.'s formula, and checkpointing keeping the layer inputs only.
     #[test]
     fn activations_follow_the_published_formula() {
-        let gpt2 = model("gpt2").unwrap().architecture;
+        let gpt2 = transformer("gpt2");
         let (s, b, h, a) = (1024.0, 4.0, 768.0, 12.0);
         let layer = s * b * h * (34.0 + 5.0 * a * s / h);
         let logits = 8.0 * s * b * 50_257.0;
@@ -1100,11 +1319,11 @@ mod tests {
         );
         let huge = Transformer {
             layers: 1_000_000_000_000,
-            ..base.architecture
+            ..transformer("gpt2")
         };
         assert_eq!(
             field(PlanRequest {
-                architecture: huge,
+                architecture: Architecture::Transformer(huge),
                 ..base
             }),
             "layers"
@@ -1112,11 +1331,11 @@ mod tests {
         let uneven = Transformer {
             heads: 7,
             kv_heads: 7,
-            ..base.architecture
+            ..transformer("gpt2")
         };
         assert_eq!(
             field(PlanRequest {
-                architecture: uneven,
+                architecture: Architecture::Transformer(uneven),
                 ..base
             }),
             "heads"
@@ -1130,5 +1349,140 @@ mod tests {
         };
         assert_eq!(field(lora0), "lora_rank");
         assert_eq!(model("gpt-5").unwrap_err().field, "model");
+    }
+
+    /// The Lab's network is not estimated: the activations of a micro-batch are the bytes a
+    /// fresh CPU engine holds after training that micro-batch (the WebGPU engine's are held to
+    /// the same figure in `tests/gpu_vs_cpu.rs`), and nothing is kept back as a margin.
+    #[test]
+    fn the_labs_network_is_planned_with_the_engines_own_allocation() {
+        use crate::sim::reference::ReferenceEngine;
+        use crate::sim::scenario::Scenario;
+        let preset = Scenario::by_id("memory").unwrap().config;
+        let data = preset.dataset.generate();
+        let layout = Architecture::lab_mlp_layout();
+        assert_eq!(
+            layout,
+            Layout::new(&preset.runs[0].model, data.input_dim, data.classes),
+            "lab-mlp is the memory experiment's network"
+        );
+        let (params, buffers) = layout.initialize(1);
+        let request = lab_request(LabEngine::Cpu, 1 << 20);
+        for rows in [1, 16, 37, 64, 256] {
+            let mut engine = ReferenceEngine::<f32>::new(
+                layout.clone(),
+                &params,
+                &buffers,
+                crate::sim::optim::OptimizerSpec::default(),
+                &data.test,
+            )
+            .unwrap();
+            let inputs = &data.train.inputs[..rows * data.input_dim];
+            engine.accumulate_items(inputs, &data.train.labels[..rows], 1.0);
+            let memory = request.memory(rows as u64);
+            assert_eq!(memory.activations, engine.workspace_bytes(), "{rows} rows");
+            assert_eq!(memory.margin, 0);
+            assert_eq!(memory.weights, 4 * 4547);
+            assert_eq!(memory.gradients, 4 * 4547);
+            assert_eq!(memory.optimizer, 0, "plain SGD keeps no state");
+        }
+    }
+
+    /// A smaller budget: a smaller micro-batch and more accumulation steps, never fewer.
+    #[test]
+    fn a_smaller_budget_for_the_labs_network_means_more_steps() {
+        for engine in LabEngine::ALL {
+            let mut last_steps = 0;
+            for kib in [1024, 512, 256, 128, 96, 80, 64] {
+                let Outcome::Fits(plan) = lab_request(engine, kib * 1024).plan().unwrap() else {
+                    panic!("{engine:?} fits in {kib} KiB")
+                };
+                assert!(plan.memory_bytes.total <= kib * 1024);
+                assert!(plan.accumulation_steps >= last_steps, "{engine:?} at {kib} KiB");
+                assert!(plan.micro_batch * plan.accumulation_steps >= 256);
+                last_steps = plan.accumulation_steps;
+            }
+            assert!(last_steps > 1);
+            let Outcome::NothingFits(why) = lab_request(engine, 36 * 1024).plan().unwrap() else {
+                panic!("weights and gradients alone take 35.5 KiB")
+            };
+            assert!(
+                why.would_fit.iter().all(|l| *l == Lever::EightDevicesZero3),
+                "{:?}",
+                why.would_fit
+            );
+        }
+    }
+
+    /// The memory experiment's budget: the steps of the engine that needs more, and both
+    /// engines' memory within the budget at that micro-batch.
+    #[test]
+    fn the_lab_budget_fits_both_engines() {
+        let mut last = 0;
+        for kib in [600, 384, 256, 192, 128, 96, 64, 56] {
+            let plan = plan_lab_budget(kib * 1024, 256).unwrap();
+            for memory in [plan.cpu, plan.webgpu] {
+                assert!(memory.total <= kib * 1024, "{kib} KiB: {memory:?}");
+            }
+            assert_eq!(plan.micro_batch, 256u64.div_ceil(plan.accumulation_steps));
+            assert!(plan.accumulation_steps >= last);
+            last = plan.accumulation_steps;
+        }
+        assert_eq!(plan_lab_budget(600 * 1024, 256).unwrap().accumulation_steps, 1);
+        let too_small = plan_lab_budget(40 * 1024, 256).unwrap_err();
+        assert!(
+            too_small.memory_bytes.total > 40 * 1024,
+            "one example on the CPU engine needs more"
+        );
+    }
+
+    #[test]
+    fn the_labs_network_refuses_what_its_engines_do_not_do() {
+        let base = lab_request(LabEngine::Webgpu, 1 << 20);
+        let field = |r: PlanRequest| r.plan().unwrap_err().field;
+        let lora = Method::Lora {
+            rank: 4,
+            targets: LoraTargets::Attention,
+        };
+        assert_eq!(field(PlanRequest { method: lora, ..base }), "method");
+        let bf16 = Precision::Bf16Mixed;
+        assert_eq!(
+            field(PlanRequest {
+                precision: bf16,
+                ..base
+            }),
+            "precision"
+        );
+        assert_eq!(
+            field(PlanRequest {
+                checkpointing: true,
+                ..base
+            }),
+            "checkpointing"
+        );
+        assert_eq!(
+            field(PlanRequest {
+                sequence_length: 64,
+                ..base
+            }),
+            "seq_len"
+        );
+        assert_eq!(
+            field(PlanRequest {
+                target_batch: 1 << 20,
+                ..base
+            }),
+            "target_batch"
+        );
+    }
+
+    #[test]
+    fn memory_is_read_with_its_unit() {
+        assert_eq!(parse_memory("24").unwrap(), 24 * GIB);
+        assert_eq!(parse_memory("23,5 GiB").unwrap(), (23.5 * GIB as f64) as u64);
+        assert_eq!(parse_memory("128KiB").unwrap(), 128 * 1024);
+        for bad in ["", "0", "-1 GiB", "24 GB", "lots", "NaN", "inf GiB"] {
+            assert_eq!(parse_memory(bad).unwrap_err().field, "memory", "{bad:?}");
+        }
     }
 }

@@ -4,6 +4,7 @@ use super::data::{DatasetKind, DatasetSpec};
 use super::lab::{LabConfig, RunSpec};
 use super::model::{ModelSpec, Norm};
 use super::optim::{OptimizerSpec, ScheduleSpec};
+use super::planner;
 use super::regime::{ClipPlacement, LossNormalization, RegimeSpec, SchedulerPlacement, ZeroGradPlacement};
 use super::SimError;
 
@@ -186,21 +187,50 @@ fn pitfalls() -> LabConfig {
     }
 }
 
+/// The memory budget the memory experiment's last run is planned for, unless the learner
+/// sets another.
+pub const DEFAULT_MEMORY_BUDGET_KIB: u64 = 128;
+
 fn memory() -> LabConfig {
-    let runs = [1, 4, 16].map(|n| RunSpec {
-        label: if n == 1 {
-            "full batch".into()
-        } else {
-            format!("accumulate {n}")
+    // The default budget fits (a test holds it), so this never falls back.
+    memory_with_budget(DEFAULT_MEMORY_BUDGET_KIB).unwrap_or_else(|_| LabConfig::default())
+}
+
+/// The memory experiment with its last run planned for `budget_kib` KiB: full batch, 4 and 16
+/// micro-batches, and as many micro-batches as the planner needs to fit the budget on either
+/// engine (split as evenly as the batch allows, the loss divided by the step's item count, so
+/// that its gradient stays the full batch's). Too small a budget is returned as what one
+/// example needs.
+pub fn memory_with_budget(budget_kib: u64) -> Result<LabConfig, Box<planner::NothingFits>> {
+    let base = LabConfig::default();
+    let plan = planner::plan_lab_budget(budget_kib.saturating_mul(1024), base.batch_size as u64)?;
+    let n = usize::try_from(plan.accumulation_steps).unwrap_or(usize::MAX);
+    let mut runs: Vec<RunSpec> = [1, 4, 16]
+        .map(|n| RunSpec {
+            label: if n == 1 {
+                "full batch".into()
+            } else {
+                format!("accumulate {n}")
+            },
+            regime: RegimeSpec::accumulate(n),
+            ..RunSpec::default()
+        })
+        .to_vec();
+    runs.push(RunSpec {
+        label: format!("fits the budget: accumulate {n}"),
+        regime: RegimeSpec {
+            micro_batches: n,
+            loss: LossNormalization::TotalItemCount,
+            allow_uneven_split: true,
+            ..RegimeSpec::default()
         },
-        regime: RegimeSpec::accumulate(n),
         ..RunSpec::default()
     });
-    LabConfig {
+    Ok(LabConfig {
         steps: 50,
-        runs: runs.to_vec(),
-        ..LabConfig::default()
-    }
+        runs,
+        ..base
+    })
 }
 
 /// The canonical benchmark workload: 3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,

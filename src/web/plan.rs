@@ -5,8 +5,9 @@ use leptos::prelude::*;
 
 use super::i18n::{msg, num, tr};
 use crate::i18n::Msg;
-use crate::lab_state::plan_form::{MethodChoice, PlanForm, MEMORY_PRESETS};
-use crate::sim::planner::{Lever, MemoryBytes, Optimizer, Outcome, Plan, Precision, Sharding, MODELS};
+use crate::lab_state::plan_form::{CustomModel, MethodChoice, PlanForm, CUSTOM, MEMORY_PRESETS};
+use crate::sim::engine_memory::LabEngine;
+use crate::sim::planner::{Family, Lever, MemoryBytes, Optimizer, Outcome, Plan, Precision, Sharding, MODELS};
 
 fn lever(lever: Lever) -> String {
     tr(match lever {
@@ -35,8 +36,13 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// GiB for a real model's memory; KiB or MiB with the exact bytes for the Lab's networks.
 fn gib(bytes: u64) -> String {
-    num(&format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64))
+    if bytes >= 1 << 30 {
+        num(&format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64))
+    } else {
+        num(&crate::lab_state::session::format_bytes(bytes))
+    }
 }
 
 /// A labelled select over `choices` (value, message id), writing the chosen value.
@@ -78,6 +84,21 @@ fn text_input(
     }
 }
 
+/// A labelled text input over one dimension of the custom model.
+fn dimension_input(
+    id: &'static str,
+    label: &'static str,
+    form: RwSignal<PlanForm>,
+    field: fn(&mut CustomModel) -> &mut String,
+) -> impl IntoView {
+    view! {
+        <label for=id>{tr(label)}</label>
+        <input id=id data-testid=id inputmode="numeric"
+            prop:value=move || form.with(|f| field(&mut f.custom.clone()).clone())
+            on:input=move |ev| form.update(|f| *field(&mut f.custom) = event_target_value(&ev)) />
+    }
+}
+
 /// The stacked bar of one device's memory against its budget.
 fn memory_bar(m: &MemoryBytes) -> impl IntoView {
     let scale = m.total.max(m.budget).max(1) as f64;
@@ -88,6 +109,11 @@ fn memory_bar(m: &MemoryBytes) -> impl IntoView {
         ("plan-part-activations", m.activations, "#009e73"),
         ("plan-part-margin", m.margin, "#8a8f98"),
     ];
+    // The Lab's networks keep no margin: their row would only say 0.
+    let parts: Vec<_> = parts
+        .into_iter()
+        .filter(|(id, bytes, _)| *id != "plan-part-margin" || *bytes > 0)
+        .collect();
     let segments = parts
         .iter()
         .map(|(_, bytes, color)| {
@@ -172,7 +198,10 @@ fn plan_view(plan: &Plan, target: String) -> impl IntoView {
 pub fn PlanPage() -> impl IntoView {
     let form = RwSignal::new(PlanForm::default());
     let outcome = Memo::new(move |_| form.with(|f| f.request().and_then(|r| r.plan())));
-    let models = MODELS.iter().map(|m| (m.id, m.name.to_string())).collect::<Vec<_>>();
+    let mut models = MODELS.iter().map(|m| (m.id, m.name.to_string())).collect::<Vec<_>>();
+    models.push((CUSTOM, tr("plan-model-custom")));
+    let is_custom = move || form.with(|f| f.model == CUSTOM);
+    let is_lab = move || form.with(PlanForm::is_lab_model);
     let memory_presets = MEMORY_PRESETS
         .iter()
         .map(|(gib, cards)| {
@@ -221,8 +250,38 @@ pub fn PlanPage() -> impl IntoView {
             <h2 id="plan-title">{tr("plan-title")}</h2>
             <p class="lead">{tr("plan-intro")}</p>
             <form class="plan-form" on:submit=move |ev| ev.prevent_default()>
-                {select("plan-model", "plan-model", models, move || form.with(|f| MODELS.iter().find(|m| m.id == f.model).map_or("", |m| m.id)),
-                    move |id: &'static str| form.update(|f| f.model = id.to_string()))}
+                {select("plan-model", "plan-model", models, move || form.with(|f| {
+                        if f.model == CUSTOM { CUSTOM } else { MODELS.iter().find(|m| m.id == f.model).map_or("", |m| m.id) }
+                    }),
+                    move |id: &'static str| form.update(|f| f.choose_model(id)))}
+                <fieldset class="plan-custom" data-testid="plan-custom" hidden=move || !is_custom()>
+                    <legend>{tr("plan-custom-title")}</legend>
+                    {select("plan-family", "plan-family", vec![
+                        (Family::Gpt2, tr("plan-family-gpt2")),
+                        (Family::Llama, tr("plan-family-llama")),
+                        (Family::Qwen2, tr("plan-family-qwen2")),
+                    ], move || form.with(|f| f.custom.family), move |family| form.update(|f| f.custom.family = family))}
+                    {dimension_input("plan-layers", "plan-layers", form, |c| &mut c.layers)}
+                    {dimension_input("plan-hidden", "plan-hidden", form, |c| &mut c.hidden)}
+                    {dimension_input("plan-heads", "plan-heads", form, |c| &mut c.heads)}
+                    {dimension_input("plan-kv-heads", "plan-kv-heads", form, |c| &mut c.kv_heads)}
+                    {dimension_input("plan-intermediate", "plan-intermediate", form, |c| &mut c.intermediate)}
+                    {dimension_input("plan-vocabulary", "plan-vocabulary", form, |c| &mut c.vocabulary)}
+                    {dimension_input("plan-positions", "plan-positions", form, |c| &mut c.positions)}
+                    <label class="check"><input type="checkbox" data-testid="plan-tied"
+                        prop:checked=move || form.with(|f| f.custom.tied_embeddings)
+                        on:change=move |ev| form.update(|f| f.custom.tied_embeddings = event_target_checked(&ev)) />{tr("plan-tied")}</label>
+                </fieldset>
+                <div class="plan-group" hidden=move || !is_lab()>
+                    {select("plan-engine", "plan-engine", vec![
+                        (LabEngine::Webgpu, tr("plan-engine-webgpu")),
+                        (LabEngine::Cpu, tr("plan-engine-cpu")),
+                    ], move || form.with(|f| f.engine), move |engine| form.update(|f| f.engine = engine))}
+                </div>
+                <p class="plan-lab-note" data-testid="plan-lab-note" hidden=move || !is_lab()>{tr("plan-lab-fixed")}</p>
+                // What the Lab's engines fix (full training in fp32, every activation kept, one
+                // point per example) is not asked for their network.
+                <div class="plan-group" hidden=is_lab>
                 {select("plan-method", "plan-method", vec![
                     (MethodChoice::Full, tr("plan-method-full")),
                     (MethodChoice::Lora, tr("plan-method-lora")),
@@ -241,11 +300,13 @@ pub fn PlanPage() -> impl IntoView {
                     (Optimizer::AdamW, "AdamW".to_string()),
                     (Optimizer::AdamW8bit, tr("plan-optimizer-adamw8bit")),
                     (Optimizer::SgdMomentum, tr("plan-optimizer-sgd")),
+                    (Optimizer::Sgd, tr("plan-optimizer-sgd-plain")),
                 ], move || form.with(|f| f.optimizer), move |o| form.update(|f| f.optimizer = o))}
                 <label class="check"><input type="checkbox" data-testid="plan-checkpointing"
                     prop:checked=move || form.with(|f| f.checkpointing)
                     on:change=move |ev| form.update(|f| f.checkpointing = event_target_checked(&ev)) />{tr("plan-checkpointing")}</label>
                 {text_input("plan-seq-len", "plan-seq-len", form, |f| &mut f.sequence_length)}
+                </div>
                 <label for="plan-memory-preset">{tr("plan-memory-preset")}</label>
                 <select id="plan-memory-preset" data-testid="plan-memory-preset"
                     on:change=move |ev| form.update(|f| f.memory_gib = event_target_value(&ev))>
@@ -263,7 +324,7 @@ pub fn PlanPage() -> impl IntoView {
                 {text_input("plan-target", "plan-target", form, |f| &mut f.target_batch)}
             </form>
             <div class="plan-result" aria-live="polite">{result}</div>
-            <p class="muted">{tr("plan-estimate-note")}</p>
+            <p class="muted">{move || if is_lab() { tr("plan-exact-note") } else { tr("plan-estimate-note") }}</p>
         </section>
     }
 }

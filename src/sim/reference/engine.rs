@@ -84,6 +84,9 @@ fn to_f64<T: Real>(values: &[T]) -> Vec<f64> {
     values.iter().map(|v| v.to_f64()).collect()
 }
 
+/// Grows a workspace buffer to `len` values; it never shrinks, so that steps stop allocating.
+/// From empty, a micro-batch's buffers are allocated at exactly their length, which is the
+/// figure `sim::engine_memory` states.
 fn ensure_len<T: Real>(buffer: &mut Vec<T>, len: usize) {
     if buffer.len() < len {
         buffer.resize(len, T::ZERO);
@@ -145,6 +148,30 @@ impl<T: Real> ReferenceEngine<T> {
     }
 
     /// Loads `rows` items into the workspace input.
+    /// Bytes the workspace holds now: every buffer's length (each grows to what a pass needs
+    /// and never shrinks), the labels as u32. After one micro-batch's forward and backward
+    /// on a fresh engine, the figure `sim::engine_memory` states for the CPU engine.
+    pub fn workspace_bytes(&self) -> u64 {
+        let ws = &self.ws;
+        let layers: usize = ws
+            .layers
+            .iter()
+            .map(|c| {
+                c.z.len() + c.xhat.len() + c.normed.len() + c.a.len() + c.mean.len() + c.variance.len() + c.rstd.len()
+            })
+            .sum();
+        let values = ws.input.len()
+            + layers
+            + ws.logits.len()
+            + ws.probs.len()
+            + ws.dlogits.len()
+            + ws.da.len()
+            + ws.du.len()
+            + ws.dz.len()
+            + ws.linear_scratch.len();
+        (values * size_of::<T>() + ws.labels.len() * size_of::<u32>()) as u64
+    }
+
     fn load(&mut self, inputs: &[f64], labels: &[u32]) {
         self.ws.input.clear();
         self.ws.input.extend(inputs.iter().map(|&v| T::from_f64(v)));

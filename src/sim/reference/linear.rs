@@ -13,7 +13,7 @@ use crate::sim::real::Real;
 /// Rows (or output features, for the weight gradient) per register block.
 const BLOCK: usize = 4;
 /// Features per register block: the vectorized dimension.
-const LANES: usize = 8;
+pub const LANES: usize = 8;
 
 /// `y[i, o] = b[o] + sum_k x[i, k] * w[o, k]` (sum over `k` in order), `w` stored
 /// `[fan_out, fan_in]`. `scratch` holds the transposed, zero-padded weights between calls, so
@@ -31,8 +31,14 @@ pub fn forward<T: Real>(
     // Transposed `[fan_in, padded]` weights, then the padded bias: a block of outputs is then
     // one contiguous load per `k`.
     let padded = fan_out.div_ceil(LANES) * LANES;
-    scratch.clear();
-    scratch.resize(padded * (fan_in + 1), T::ZERO);
+    // Grown to the largest layer met and never shrunk, so that its size is the workspace's
+    // figure in `sim::engine_memory`; zeroed here because the padding lanes must be zero.
+    let len = padded * (fan_in + 1);
+    if scratch.len() < len {
+        scratch.resize(len, T::ZERO);
+    }
+    let scratch = &mut scratch[..len];
+    scratch.fill(T::ZERO);
     let (wt, bias) = scratch.split_at_mut(padded * fan_in);
     for o in 0..fan_out {
         for k in 0..fan_in {

@@ -42,7 +42,7 @@ fn options(control: Control) -> Vec<(String, String)> {
 
 /// One control: a select for choices, a text field for numbers and widths.
 #[component]
-fn Field(
+pub(super) fn Field(
     control: Control,
     controls: RwSignal<LabControls>,
     typo: RwSignal<Option<(Control, Msg)>>,
@@ -137,7 +137,8 @@ pub fn ControlsPanel(
     let is_preset = move || controls.with(|c| !c.is_editable(Control::LearningRate));
     let fields = Control::ALL
         .into_iter()
-        .filter(|c| *c != Control::Scenario && !hidden.contains(c))
+        // The memory budget is set beside the memory bars it changes.
+        .filter(|c| !matches!(c, Control::Scenario | Control::MemoryBudget) && !hidden.contains(c))
         .map(|control| {
             let locked = locked.contains(&control);
             view! { <Field control=control controls=controls typo=typo locked=locked /> }

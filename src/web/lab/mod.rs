@@ -273,7 +273,14 @@ fn run_bars(bars: Vec<(Msg, Option<String>, f64)>) -> impl IntoView {
 /// The memory preset's two sides of the trade: activation memory falls with the micro-batches,
 /// the time per optimizer step does not.
 #[component]
-fn MemoryBars(view: RwSignal<LabView>, in_worker: RwSignal<bool>) -> impl IntoView {
+fn MemoryBars(
+    view: RwSignal<LabView>,
+    in_worker: RwSignal<bool>,
+    controls: RwSignal<LabControls>,
+    typo: RwSignal<Option<(Control, Msg)>>,
+    locked: bool,
+) -> impl IntoView {
+    let plan = move || controls.with(LabControls::memory_plan_text).map(|m| msg(&m));
     let from_gpu = move || view.with(|v| v.runs.first().is_some_and(|r| r.bytes_from_gpu));
     let bytes = move || {
         let bars = view
@@ -320,6 +327,11 @@ fn MemoryBars(view: RwSignal<LabView>, in_worker: RwSignal<bool>) -> impl IntoVi
             <h3 id="memory-title">{tr("memory-title")}</h3>
             <p class="muted">{move || if from_gpu() { tr("memory-gpu-source") } else { tr("memory-model-source") }}</p>
             <ul class="bars">{bytes}</ul>
+            <div class="memory-budget" data-testid="memory-budget">
+                <controls::Field control=Control::MemoryBudget controls=controls typo=typo locked=locked />
+                <p data-testid="memory-budget-plan" hidden=move || plan().is_none()>{plan}</p>
+                <p class="muted">{tr("memory-budget-hint")}</p>
+            </div>
         </section>
         <section class="memory" aria-labelledby="step-time-title" data-testid="step-time-bars">
             <h3 id="step-time-title">{tr("step-time-title")}</h3>
@@ -719,7 +731,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     })}
                     <RunningStats view=signals.view inspected=inspected />
                     <div hidden=move || !is_memory() || !answer_open()>
-                        <MemoryBars view=signals.view in_worker=signals.cpu_in_worker />
+                        <MemoryBars view=signals.view in_worker=signals.cpu_in_worker controls=controls typo=typo
+                            locked=locked_controls.contains(&Control::MemoryBudget) />
                         <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.query())>{tr("memory-plan-link")}</a></p>
                     </div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
