@@ -279,6 +279,8 @@ fn MemoryBars(
     controls: RwSignal<LabControls>,
     typo: RwSignal<Option<(Control, Msg)>>,
     locked: bool,
+    /// An embed's `hide=budget`.
+    hidden: bool,
 ) -> impl IntoView {
     let plan = move || controls.with(LabControls::memory_plan_text).map(|m| msg(&m));
     let from_gpu = move || view.with(|v| v.runs.first().is_some_and(|r| r.bytes_from_gpu));
@@ -327,11 +329,13 @@ fn MemoryBars(
             <h3 id="memory-title">{tr("memory-title")}</h3>
             <p class="muted">{move || if from_gpu() { tr("memory-gpu-source") } else { tr("memory-model-source") }}</p>
             <ul class="bars">{bytes}</ul>
-            <div class="memory-budget" data-testid="memory-budget">
-                <controls::Field control=Control::MemoryBudget controls=controls typo=typo locked=locked />
-                <p data-testid="memory-budget-plan" hidden=move || plan().is_none()>{plan}</p>
-                <p class="muted">{tr("memory-budget-hint")}</p>
-            </div>
+            {(!hidden).then(|| view! {
+                <div class="memory-budget" data-testid="memory-budget">
+                    <controls::Field control=Control::MemoryBudget controls=controls typo=typo locked=locked />
+                    <p data-testid="memory-budget-plan" hidden=move || plan().is_none()>{plan}</p>
+                    <p class="muted">{tr("memory-budget-hint")}</p>
+                </div>
+            })}
         </section>
         <section class="memory" aria-labelledby="step-time-title" data-testid="step-time-bars">
             <h3 id="step-time-title">{tr("step-time-title")}</h3>
@@ -732,7 +736,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                     <RunningStats view=signals.view inspected=inspected />
                     <div hidden=move || !is_memory() || !answer_open()>
                         <MemoryBars view=signals.view in_worker=signals.cpu_in_worker controls=controls typo=typo
-                            locked=locked_controls.contains(&Control::MemoryBudget) />
+                            locked=locked_controls.contains(&Control::MemoryBudget)
+                            hidden=hidden_controls.contains(&Control::MemoryBudget) />
                         <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.query())>{tr("memory-plan-link")}</a></p>
                     </div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
