@@ -14,8 +14,9 @@ use gradlab::gpu::kernels;
 fn every_kernel_is_valid_wgsl_with_its_entry_points() {
     assert!(!kernels::ALL.is_empty());
     for kernel in kernels::ALL {
-        let module = naga::front::wgsl::parse_str(kernel.source)
-            .unwrap_or_else(|e| panic!("{}: {}", kernel.name, e.emit_to_string(kernel.source)));
+        let source = kernel.wgsl();
+        let module = naga::front::wgsl::parse_str(&source)
+            .unwrap_or_else(|e| panic!("{}: {}", kernel.name, e.emit_to_string(&source)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
             .unwrap_or_else(|e| panic!("{}: {e:?}", kernel.name));
@@ -82,7 +83,7 @@ fn the_fused_top_layer_kernel_is_as_wide_as_its_gate() {
 #[test]
 fn the_dispatcher_reads_each_kernels_workgroup_size_as_naga_does() {
     for kernel in kernels::ALL {
-        let module = naga::front::wgsl::parse_str(kernel.source).unwrap();
+        let module = naga::front::wgsl::parse_str(&kernel.wgsl()).unwrap();
         let entry = module
             .entry_points
             .iter()
@@ -100,7 +101,7 @@ fn the_dispatcher_reads_each_kernels_workgroup_size_as_naga_does() {
 #[test]
 fn every_parameter_struct_matches_its_wgsl_uniform_field_for_field() {
     for kernel in kernels::ALL {
-        let (size, fields) = uniform_layout(kernel.source);
+        let (size, fields) = uniform_layout(&kernel.wgsl());
         assert_eq!(size as usize, kernel.params_size, "{}: struct size", kernel.name);
         let rust: Vec<(String, u32, String)> = kernel
             .params_fields
@@ -113,19 +114,59 @@ fn every_parameter_struct_matches_its_wgsl_uniform_field_for_field() {
 
 #[test]
 fn the_layout_check_notices_a_reordered_field() {
-    let (_, fields) = uniform_layout(kernels::LINEAR_FORWARD.info.source);
-    let swapped = kernels::LINEAR_FORWARD.info.source.replacen(
+    let source = kernels::LINEAR_FORWARD.info.wgsl();
+    let (_, fields) = uniform_layout(&source);
+    let swapped = source.replacen(
         "    rows: u32,\n    fan_in: u32,",
         "    fan_in: u32,\n    rows: u32,",
         1,
     );
-    assert_ne!(
-        swapped,
-        kernels::LINEAR_FORWARD.info.source,
-        "the test edits the struct"
-    );
+    assert_ne!(swapped, source, "the test edits the struct");
     let (_, swapped_fields) = uniform_layout(&swapped);
     assert_ne!(fields, swapped_fields);
+}
+
+/// One source of truth: the uniform structs, their binding and the mode codes are generated
+/// from the Rust definitions (`KernelInfo::wgsl`), so no kernel's own source declares a uniform
+/// or a parameter struct, or compares a mode with a bare number; every generated mode constant
+/// is the Rust enum's value.
+#[test]
+fn no_kernel_writes_its_uniform_or_a_mode_code_by_hand() {
+    let code = |line: &str| line.split("//").next().unwrap_or("").to_string();
+    for kernel in kernels::ALL {
+        for (n, line) in kernel.source.lines().map(code).enumerate() {
+            let at = format!("{} line {}: {line}", kernel.name, n + 1);
+            assert!(!line.contains("var<uniform>"), "{at}: the uniform is generated");
+            assert!(
+                !(line.trim_start().starts_with("struct ") && line.contains("Params")),
+                "{at}: parameter structs are generated"
+            );
+            for keyword in ["case ", "mode == ", "kind == ", "mode != ", "kind != "] {
+                for (i, _) in line.match_indices(keyword) {
+                    let next = line[i + keyword.len()..].trim_start().chars().next();
+                    assert!(
+                        !next.is_some_and(|c| c.is_ascii_digit()),
+                        "{at}: a mode code written as a number"
+                    );
+                }
+            }
+        }
+        let module = naga::front::wgsl::parse_str(&kernel.wgsl()).unwrap();
+        for (name, value) in kernels::MODE_CONSTANTS {
+            let constant = module
+                .constants
+                .iter()
+                .find(|(_, c)| c.name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("{}: {name} is generated", kernel.name))
+                .1;
+            assert_eq!(
+                module.global_expressions[constant.init],
+                naga::Expression::Literal(naga::Literal::U32(value)),
+                "{}: {name}",
+                kernel.name
+            );
+        }
+    }
 }
 
 #[test]

@@ -102,7 +102,7 @@ fn compile(device: &wgpu::Device, kernel: &KernelInfo) -> Pipeline {
     });
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(kernel.name),
-        source: wgpu::ShaderSource::Wgsl(kernel.source.into()),
+        source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(kernel.name),

@@ -2,26 +2,18 @@
 // norm was reduced into scalars[slot] just before. Invocation 0 also adds the factor applied
 // (at most 1) to scalars[factor_slot], for the step's clipping-factor metric.
 
-struct ClipParams {
-    len: u32,
-    slot: u32,
-    max_norm: f32,
-    factor_slot: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: ClipParams;
 @group(0) @binding(1) var<storage, read_write> scalars: array<f32>;
 @group(0) @binding(2) var<storage, read_write> grads: array<f32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
-    if i >= dims.len {
+    if i >= args.len {
         return;
     }
-    let coefficient = dims.max_norm / (sqrt(scalars[dims.slot]) + 1e-6);
+    let coefficient = args.max_norm / (sqrt(scalars[args.slot]) + 1e-6);
     if i == 0u {
-        scalars[dims.factor_slot] = scalars[dims.factor_slot] + min(coefficient, 1.0);
+        scalars[args.factor_slot] = scalars[args.factor_slot] + min(coefficient, 1.0);
     }
     if coefficient < 1.0 {
         grads[i] = grads[i] * coefficient;

@@ -7,26 +7,6 @@
 // layer is not the first, whose activations the output layer's gradients read); the gradients
 // add into `grads`, which the forward does not read. Every value is its kernel's, bit for bit.
 
-struct GradientsAndForwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    classes: u32,
-    output_fan_in: u32,
-    output_weight_offset: u32,
-    output_bias_offset: u32,
-    forward_rows: u32,
-    forward_x_offset: u32,
-    activation: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: GradientsAndForwardParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;
@@ -45,6 +25,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     } else if id.x < gradient_jobs {
         parameter_gradient_vec4_out_block(id.x - output_jobs);
     } else {
-        forward_vec4_out_block(id.x - gradient_jobs, p.forward_rows, p.forward_x_offset);
+        forward_vec4_out_block(id.x - gradient_jobs, args.forward_rows, args.forward_x_offset);
     }
 }

@@ -7,22 +7,6 @@
 // whole vec4s and whose inputs are not (2-D data), an output layer of at most four classes over
 // an input width that is a multiple of 4; the engine records the separate kernels otherwise.
 
-struct FirstAndOutputParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    classes: u32,
-    output_fan_in: u32,
-    output_weight_offset: u32,
-    output_bias_offset: u32,
-    pad0: u32,
-    pad1: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: FirstAndOutputParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;

@@ -5,22 +5,6 @@
 // software adapter pays per dispatch and per workgroup, and the optimizer alone took 73
 // workgroups for the canonical network. reduce_serial.wgsl then adds the partials.
 
-struct GradientNormAndOptimizerParams {
-    len: u32,
-    mode: u32,
-    kind: u32,
-    learning_rate: f32,
-    weight_decay: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    momentum: f32,
-    correction1: f32,
-    correction2: f32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: GradientNormAndOptimizerParams;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
@@ -35,20 +19,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let settings = OptimizerSettings(
-        dims.kind,
-        dims.learning_rate,
-        dims.weight_decay,
-        dims.beta1,
-        dims.beta2,
-        dims.eps,
-        dims.momentum,
-        dims.correction1,
-        dims.correction2,
+        args.kind,
+        args.learning_rate,
+        args.weight_decay,
+        args.beta1,
+        args.beta2,
+        args.eps,
+        args.momentum,
+        args.correction1,
+        args.correction2,
     );
     var acc = vec4<f32>(0.0);
-    for (var i = t; i < dims.len; i = i + 256u) {
+    for (var i = t; i < args.len; i = i + 256u) {
         let x = a[i];
-        acc = acc + reduce_terms(dims.mode, x, i);
+        acc = acc + reduce_terms(args.mode, x, i);
         update_parameter(i, x, settings);
     }
     partials[t] = acc;

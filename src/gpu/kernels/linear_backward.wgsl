@@ -6,18 +6,6 @@
 // kernels (fan_in, fan_out, x_offset and weight_offset multiples of 4); other shapes take the
 // two separate kernels, each vec4 or scalar by its own shape.
 
-struct LinearBackwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearBackwardParams;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;

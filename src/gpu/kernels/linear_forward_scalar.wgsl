@@ -7,29 +7,17 @@
 // reference does. Measured on SwiftShader for 256 rows of 2 -> 64: 0.38 ms with 4 x 4 blocks of
 // neighbouring outputs in one invocation, 0.23 ms this way.
 
-struct LinearForwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearForwardParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read_write> z: array<f32>;
 @group(0) @binding(4) var<storage, read_write> a: array<f32>;
 
 fn store_one(row: u32, o: u32, value: f32) {
-    if row < p.rows && o < p.fan_out {
-        let index = row * p.fan_out + o;
+    if row < args.rows && o < args.fan_out {
+        let index = row * args.fan_out + o;
         z[index] = value;
-        if p.activation != ACTIVATION_IDENTITY {
-            a[index] = activate(p.activation, value);
+        if args.activation != ACTIVATION_IDENTITY {
+            a[index] = activate(args.activation, value);
         }
     }
 }
@@ -37,35 +25,35 @@ fn store_one(row: u32, o: u32, value: f32) {
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // A group is 4 invocations x 4 outputs each = 16 neighbouring outputs of 2 rows.
-    let groups = (p.fan_out + 15u) / 16u;
+    let groups = (args.fan_out + 15u) / 16u;
     let quad = id.x / 4u;
     let r0 = (quad / groups) * 2u;
-    if r0 >= p.rows {
+    if r0 >= args.rows {
         return;
     }
     let c = (quad % groups) * 16u + id.x % 4u;
     // Rows and outputs past the edge repeat the last one, so that every load is in bounds;
     // their sums are not stored.
-    let last_output = p.fan_out - 1u;
+    let last_output = args.fan_out - 1u;
     let o0 = min(c, last_output);
     let o1 = min(c + 4u, last_output);
     let o2 = min(c + 8u, last_output);
     let o3 = min(c + 12u, last_output);
-    let x0 = p.x_offset + r0 * p.fan_in;
-    let x1 = p.x_offset + min(r0 + 1u, p.rows - 1u) * p.fan_in;
-    let w0 = p.weight_offset + o0 * p.fan_in;
-    let w1 = p.weight_offset + o1 * p.fan_in;
-    let w2 = p.weight_offset + o2 * p.fan_in;
-    let w3 = p.weight_offset + o3 * p.fan_in;
+    let x0 = args.x_offset + r0 * args.fan_in;
+    let x1 = args.x_offset + min(r0 + 1u, args.rows - 1u) * args.fan_in;
+    let w0 = args.weight_offset + o0 * args.fan_in;
+    let w1 = args.weight_offset + o1 * args.fan_in;
+    let w2 = args.weight_offset + o2 * args.fan_in;
+    let w3 = args.weight_offset + o3 * args.fan_in;
     let bias = vec4<f32>(
-        params[p.bias_offset + o0],
-        params[p.bias_offset + o1],
-        params[p.bias_offset + o2],
-        params[p.bias_offset + o3],
+        params[args.bias_offset + o0],
+        params[args.bias_offset + o1],
+        params[args.bias_offset + o2],
+        params[args.bias_offset + o3],
     );
     var s0 = bias;
     var s1 = bias;
-    for (var k = 0u; k < p.fan_in; k = k + 1u) {
+    for (var k = 0u; k < args.fan_in; k = k + 1u) {
         let w = vec4<f32>(params[w0 + k], params[w1 + k], params[w2 + k], params[w3 + k]);
         s0 = s0 + x[x0 + k] * w;
         s1 = s1 + x[x1 + k] * w;

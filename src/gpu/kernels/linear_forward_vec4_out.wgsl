@@ -9,18 +9,6 @@
 // linear_forward_scalar.wgsl do. Measured for 2 -> 64 (64 / 256 rows): lavapipe 55-61 / 112-116
 // us with the scalar kernel, 33-49 / 83-88 this way; SwiftShader 75 / 281-348 and 50-58 / 172-179.
 
-struct LinearForwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearForwardParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read_write> z: array<vec4<f32>>;
@@ -28,5 +16,5 @@ struct LinearForwardParams {
 
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    forward_vec4_out_block(id.x, p.rows, p.x_offset);
+    forward_vec4_out_block(id.x, args.rows, args.x_offset);
 }

@@ -10,18 +10,6 @@
 // Each invocation's block is computed in shared/linear_input_gradient_block.wgsl,
 // which linear_backward.wgsl shares.
 
-struct LinearBackwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearBackwardParams;
 @group(0) @binding(1) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> params: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> u_below: array<vec4<f32>>;

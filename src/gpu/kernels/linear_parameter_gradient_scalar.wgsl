@@ -7,55 +7,43 @@
 // adds in the same sequence as the full batch. The first invocation of each output block stores
 // the bias, summed from the dy every invocation loads anyway.
 
-struct LinearBackwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearBackwardParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> dy: array<f32>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;
 
 fn store_one(o: u32, k: u32, value: f32) {
-    if o < p.fan_out && k < p.fan_in {
-        grads[p.weight_offset + o * p.fan_in + k] = value;
+    if o < args.fan_out && k < args.fan_in {
+        grads[args.weight_offset + o * args.fan_in + k] = value;
     }
 }
 
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // A group is 4 invocations x 2 inputs each = 8 neighbouring inputs of 4 outputs.
-    let groups = (p.fan_in + 7u) / 8u;
+    let groups = (args.fan_in + 7u) / 8u;
     let quad = id.x / 4u;
     let o0 = (quad / groups) * 4u;
-    if o0 >= p.fan_out {
+    if o0 >= args.fan_out {
         return;
     }
     let k = (quad % groups) * 8u + id.x % 4u;
     // Outputs and inputs past the edge repeat the last one, so that every load is in bounds;
     // their sums are not stored.
-    let last_output = p.fan_out - 1u;
-    let last_input = p.fan_in - 1u;
+    let last_output = args.fan_out - 1u;
+    let last_input = args.fan_in - 1u;
     let o = vec4<u32>(o0, min(o0 + 1u, last_output), min(o0 + 2u, last_output), min(o0 + 3u, last_output));
     let ka = min(k, last_input);
     let kb = min(k + 4u, last_input);
-    let g = p.weight_offset + o * p.fan_in;
+    let g = args.weight_offset + o * args.fan_in;
     var sa = vec4<f32>(grads[g.x + ka], grads[g.y + ka], grads[g.z + ka], grads[g.w + ka]);
     var sb = vec4<f32>(grads[g.x + kb], grads[g.y + kb], grads[g.z + kb], grads[g.w + kb]);
-    let b = p.bias_offset + o;
+    let b = args.bias_offset + o;
     var bias = vec4<f32>(grads[b.x], grads[b.y], grads[b.z], grads[b.w]);
-    for (var i = 0u; i < p.rows; i = i + 1u) {
-        let xi = p.x_offset + i * p.fan_in;
+    for (var i = 0u; i < args.rows; i = i + 1u) {
+        let xi = args.x_offset + i * args.fan_in;
         let xa = x[xi + ka];
         let xb = x[xi + kb];
-        let di = i * p.fan_out;
+        let di = i * args.fan_out;
         let d = vec4<f32>(dy[di + o.x], dy[di + o.y], dy[di + o.z], dy[di + o.w]);
         sa = sa + d * xa;
         sb = sb + d * xb;
@@ -71,13 +59,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     store_one(o0 + 3u, k + 4u, sb.w);
     if k == 0u {
         grads[b.x] = bias.x;
-        if o0 + 1u < p.fan_out {
+        if o0 + 1u < args.fan_out {
             grads[b.y] = bias.y;
         }
-        if o0 + 2u < p.fan_out {
+        if o0 + 2u < args.fan_out {
             grads[b.z] = bias.z;
         }
-        if o0 + 3u < p.fan_out {
+        if o0 + 3u < args.fan_out {
             grads[b.w] = bias.w;
         }
     }

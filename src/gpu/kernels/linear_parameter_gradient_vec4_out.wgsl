@@ -10,18 +10,6 @@
 // Measured for 2 -> 64 (64 / 256 rows): lavapipe 50-56 / 111-113 us with the scalar kernel,
 // 24-40 / 50-55 this way; SwiftShader 69 / 235-239 and 25 / 74-85.
 
-struct LinearBackwardParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: LinearBackwardParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> dy: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;

@@ -1,9 +1,12 @@
 //! Every WGSL kernel of the GPU engine, embedded from the `.wgsl` files beside this module, each
-//! with the typed parameter struct its uniform declares.
+//! with the typed parameter struct of its uniform.
 //!
-//! A kernel is a [`Kernel<P>`]: its dispatches take a `P` and nothing else, and the naga test
-//! (tests/shaders.rs) checks that `P`'s size, field names, types and offsets equal the WGSL
-//! struct bound at `@binding(0)`. Modes are enums here and `u32` codes in WGSL.
+//! A kernel is a [`Kernel<P>`]: its dispatches take a `P` and nothing else. One source of truth:
+//! the WGSL declaration of `P`, its binding (`args` at `@binding(0)`) and the mode codes
+//! ([`MODE_CONSTANTS`], from the enums here) are generated and prepended to the kernel's source
+//! by [`KernelInfo::wgsl`]; the `.wgsl` files use them and declare neither. The naga test
+//! (tests/shaders.rs) checks `P`'s size, field names, types and offsets against naga's layout of
+//! the generated struct, and that no `.wgsl` writes a uniform or a mode code by hand.
 //!
 //! Adding a kernel: its `.wgsl` file, its parameter struct and constant here, and its entry in
 //! [`ALL`] (the test fails until a `.wgsl` file is listed there).
@@ -14,6 +17,8 @@ use crate::sim::model::Activation;
 
 /// A kernel's uniform parameters: plain old data whose layout the naga test compares with WGSL.
 pub trait KernelParams: bytemuck::Pod + std::fmt::Debug {
+    /// The struct's name, which its generated WGSL declaration takes.
+    const NAME: &'static str;
     /// (field name, byte offset, Rust type name) in declaration order.
     const FIELDS: &'static [(&'static str, usize, &'static str)];
 }
@@ -29,6 +34,7 @@ macro_rules! kernel_params {
         }
 
         impl KernelParams for $name {
+            const NAME: &'static str = stringify!($name);
             const FIELDS: &'static [(&'static str, usize, &'static str)] =
                 &[$((stringify!($field), std::mem::offset_of!($name, $field), stringify!($ty))),*];
         }
@@ -41,8 +47,48 @@ pub struct KernelInfo {
     pub name: &'static str,
     pub source: &'static str,
     pub entry_point: &'static str,
+    pub params_name: &'static str,
     pub params_size: usize,
     pub params_fields: &'static [(&'static str, usize, &'static str)],
+}
+
+/// The mode codes the kernels compare with, as WGSL constants: generated into every kernel
+/// from the Rust enums, so that no `.wgsl` writes a code as a literal (tests/shaders.rs checks).
+pub const MODE_CONSTANTS: [(&str, u32); 12] = [
+    ("ACTIVATION_IDENTITY", ActivationCode::Identity as u32),
+    ("ACTIVATION_RELU", ActivationCode::Relu as u32),
+    ("ACTIVATION_TANH", ActivationCode::Tanh as u32),
+    ("ACTIVATION_GELU", ActivationCode::Gelu as u32),
+    ("REDUCE_SUM_OF_SQUARES", ReduceMode::SumOfSquares as u32),
+    ("REDUCE_COMPARISON", ReduceMode::Comparison as u32),
+    ("REDUCE_PAIR_SUMS", ReduceMode::PairSums as u32),
+    ("REDUCE_IN_ORDER_SUM", ReduceMode::InOrderSum as u32),
+    ("OPTIMIZER_SGD", OptimizerKind::Sgd as u32),
+    ("OPTIMIZER_MOMENTUM", OptimizerKind::Momentum as u32),
+    ("OPTIMIZER_ADAM", OptimizerKind::Adam as u32),
+    ("OPTIMIZER_ADAMW", OptimizerKind::AdamW as u32),
+];
+
+impl KernelInfo {
+    /// The kernel's WGSL as the device compiles it: the mode constants, the uniform struct and
+    /// its binding (`args`, at `@binding(0)`), generated from the Rust definitions, then the
+    /// kernel's own source, which declares neither.
+    pub fn wgsl(&self) -> String {
+        let mut out = String::from("// Generated from gpu/kernels/mod.rs.\n");
+        for (name, code) in MODE_CONSTANTS {
+            out.push_str(&format!("const {name}: u32 = {code}u;\n"));
+        }
+        out.push_str(&format!("struct {} {{\n", self.params_name));
+        for (field, _, ty) in self.params_fields {
+            out.push_str(&format!("    {field}: {ty},\n"));
+        }
+        out.push_str(&format!(
+            "}}\n@group(0) @binding(0) var<uniform> args: {};\n",
+            self.params_name
+        ));
+        out.push_str(self.source);
+        out
+    }
 }
 
 /// A compute shader whose dispatches take parameters of type `P`.
@@ -63,6 +109,7 @@ impl<P: KernelParams> Kernel<P> {
                 name,
                 source,
                 entry_point: "main",
+                params_name: P::NAME,
                 params_size: size_of::<P>(),
                 params_fields: P::FIELDS,
             },

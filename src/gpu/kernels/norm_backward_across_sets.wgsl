@@ -6,7 +6,6 @@
 // dxhat = dout * gamma and dxhat * xhat, each lane in norm_backward_input.wgsl's order; a
 // second pass writes dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)).
 
-@group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> dout: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> xhat: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
@@ -19,19 +18,19 @@
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let quad = id.x;
     let first = 4u * quad;
-    if first >= dims.sets {
+    if first >= args.sets {
         return;
     }
-    let n = f32(dims.len);
-    let stride = dims.item_stride / 4u;
-    let g = dims.gamma_offset + first;
-    let b = dims.beta_offset + first;
+    let n = f32(args.len);
+    let stride = args.item_stride / 4u;
+    let g = args.gamma_offset + first;
+    let b = args.beta_offset + first;
     let gamma = four(g);
     var dgamma = vec4<f32>(grads[g], grads[g + 1u], grads[g + 2u], grads[g + 3u]);
     var dbeta = vec4<f32>(grads[b], grads[b + 1u], grads[b + 2u], grads[b + 3u]);
     var sum = vec4<f32>(0.0);
     var dot = vec4<f32>(0.0);
-    for (var k = 0u; k < dims.len; k = k + 1u) {
+    for (var k = 0u; k < args.len; k = k + 1u) {
         let e = k * stride + quad;
         let dy = dout[e];
         let x = xhat[e];
@@ -45,9 +44,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         grads[g + j] = dgamma[j];
         grads[b + j] = dbeta[j];
     }
-    let r = 2u * dims.sets + first;
+    let r = 2u * args.sets + first;
     let scale = vec4<f32>(stats[r], stats[r + 1u], stats[r + 2u], stats[r + 3u]) / n;
-    for (var k = 0u; k < dims.len; k = k + 1u) {
+    for (var k = 0u; k < args.len; k = k + 1u) {
         let e = k * stride + quad;
         let dx = dout[e] * gamma;
         dz[e] = scale * (n * dx - sum - xhat[e] * dot);

@@ -1,7 +1,6 @@
 // Backward of normalize-scale-shift to its input, one invocation per statistic set:
 // dz = rstd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = dout * gamma.
 
-@group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> dout: array<f32>;
 @group(0) @binding(2) var<storage, read> xhat: array<f32>;
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
@@ -13,22 +12,22 @@
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let group_index = id.x;
-    if group_index >= dims.sets {
+    if group_index >= args.sets {
         return;
     }
-    let n = f32(dims.len);
+    let n = f32(args.len);
     var sum = 0.0;
     var dot = 0.0;
-    for (var k = 0u; k < dims.len; k = k + 1u) {
-        let e = group_index * dims.set_stride + k * dims.item_stride;
-        let g = dout[e] * params[dims.gamma_offset + e % dims.width];
+    for (var k = 0u; k < args.len; k = k + 1u) {
+        let e = group_index * args.set_stride + k * args.item_stride;
+        let g = dout[e] * params[args.gamma_offset + e % args.width];
         sum = sum + g;
         dot = dot + g * xhat[e];
     }
-    let scale = stats[2u * dims.sets + group_index] / n;
-    for (var k = 0u; k < dims.len; k = k + 1u) {
-        let e = group_index * dims.set_stride + k * dims.item_stride;
-        let g = dout[e] * params[dims.gamma_offset + e % dims.width];
+    let scale = stats[2u * args.sets + group_index] / n;
+    for (var k = 0u; k < args.len; k = k + 1u) {
+        let e = group_index * args.set_stride + k * args.item_stride;
+        let g = dout[e] * params[args.gamma_offset + e % args.width];
         dz[e] = scale * (n * g - sum - xhat[e] * dot);
     }
 }

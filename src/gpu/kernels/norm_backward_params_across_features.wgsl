@@ -2,14 +2,6 @@
 // (shared/norm_parameter_gradient_quad.wgsl). LayerNorm and GroupNorm take
 // norm_backward_within_sets.wgsl, which runs the same in its dispatch.
 
-struct NormGradientParams {
-    rows: u32,
-    width: u32,
-    gamma_offset: u32,
-    beta_offset: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: NormGradientParams;
 @group(0) @binding(1) var<storage, read> dout: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> xhat: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grads: array<f32>;
@@ -17,5 +9,5 @@ struct NormGradientParams {
 // 4: a 64-wide layer is 16 invocations, and one workgroup runs on one thread of a software adapter.
 @compute @workgroup_size(4)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    norm_parameter_gradient_quad(id.x, dims.rows, dims.width, dims.gamma_offset, dims.beta_offset);
+    norm_parameter_gradient_quad(id.x, args.rows, args.width, args.gamma_offset, args.beta_offset);
 }

@@ -5,7 +5,6 @@
 // fewer than a separate activation kernel); with update_running (BatchNorm sets only), the
 // running statistics too (shared/running_stats.wgsl).
 
-@group(0) @binding(0) var<uniform> dims: NormParams;
 @group(0) @binding(1) var<storage, read> z: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read_write> xhat: array<f32>;
@@ -19,37 +18,37 @@
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let group_index = id.x;
-    if group_index >= dims.sets {
+    if group_index >= args.sets {
         return;
     }
-    let n = f32(dims.len);
+    let n = f32(args.len);
     var sum = 0.0;
-    for (var k = 0u; k < dims.len; k = k + 1u) {
-        sum = sum + z[group_index * dims.set_stride + k * dims.item_stride];
+    for (var k = 0u; k < args.len; k = k + 1u) {
+        sum = sum + z[group_index * args.set_stride + k * args.item_stride];
     }
     let mean = sum / n;
     var squares = 0.0;
-    for (var k = 0u; k < dims.len; k = k + 1u) {
-        let d = z[group_index * dims.set_stride + k * dims.item_stride] - mean;
+    for (var k = 0u; k < args.len; k = k + 1u) {
+        let d = z[group_index * args.set_stride + k * args.item_stride] - mean;
         squares = squares + d * d;
     }
     let variance = squares / n;
-    let rstd = 1.0 / sqrt(variance + dims.eps);
+    let rstd = 1.0 / sqrt(variance + args.eps);
     // stats: [mean (sets), variance (sets), rstd (sets)]
     stats[group_index] = mean;
-    stats[dims.sets + group_index] = variance;
-    stats[2u * dims.sets + group_index] = rstd;
-    if dims.update_running != 0u {
+    stats[args.sets + group_index] = variance;
+    stats[2u * args.sets + group_index] = rstd;
+    if args.update_running != 0u {
         update_running(group_index, mean, variance);
     }
-    for (var k = 0u; k < dims.len; k = k + 1u) {
-        let e = group_index * dims.set_stride + k * dims.item_stride;
-        let f = e % dims.width;
+    for (var k = 0u; k < args.len; k = k + 1u) {
+        let e = group_index * args.set_stride + k * args.item_stride;
+        let f = e % args.width;
         let x = (z[e] - mean) * rstd;
         xhat[e] = x;
-        let normed = params[dims.gamma_offset + f] * x + params[dims.beta_offset + f];
+        let normed = params[args.gamma_offset + f] * x + params[args.beta_offset + f];
         out[e] = normed;
         // The activation after the norm, fused in (the next layer reads `a`, even for the identity).
-        a[e] = activate(dims.activation, normed);
+        a[e] = activate(args.activation, normed);
     }
 }

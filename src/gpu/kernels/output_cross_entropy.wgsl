@@ -11,22 +11,6 @@
 //
 // Neighbouring invocations are neighbouring rows: their weight loads are the same addresses.
 
-struct OutputParams {
-    rows: u32,
-    classes: u32,
-    fan_in: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    label_offset: u32,
-    gradient_weight: f32,
-    write_gradient: u32,
-    loss_offset: u32,
-    write_input_gradient: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: OutputParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> params: array<f32>;
 @group(0) @binding(3) var<storage, read> labels: array<u32>;
@@ -39,76 +23,76 @@ struct OutputParams {
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
-    if i >= dims.rows {
+    if i >= args.rows {
         return;
     }
-    let base = i * dims.classes;
-    let xi = i * dims.fan_in;
-    let last_class = dims.classes - 1u;
+    let base = i * args.classes;
+    let xi = i * args.fan_in;
+    let last_class = args.classes - 1u;
     // Four classes at a time; classes past the last repeat it and are not stored.
-    for (var c0 = 0u; c0 < dims.classes; c0 = c0 + 4u) {
+    for (var c0 = 0u; c0 < args.classes; c0 = c0 + 4u) {
         let c = vec4<u32>(c0, min(c0 + 1u, last_class), min(c0 + 2u, last_class), min(c0 + 3u, last_class));
-        let w = dims.weight_offset + c * dims.fan_in;
-        let b = dims.bias_offset + c;
+        let w = args.weight_offset + c * args.fan_in;
+        let b = args.bias_offset + c;
         var s = vec4<f32>(params[b.x], params[b.y], params[b.z], params[b.w]);
-        for (var k = 0u; k < dims.fan_in; k = k + 1u) {
+        for (var k = 0u; k < args.fan_in; k = k + 1u) {
             s = s + x[xi + k] * vec4<f32>(params[w.x + k], params[w.y + k], params[w.z + k], params[w.w + k]);
         }
         probs[base + c0] = s.x;
-        if c0 + 1u < dims.classes {
+        if c0 + 1u < args.classes {
             probs[base + c0 + 1u] = s.y;
         }
-        if c0 + 2u < dims.classes {
+        if c0 + 2u < args.classes {
             probs[base + c0 + 2u] = s.z;
         }
-        if c0 + 3u < dims.classes {
+        if c0 + 3u < args.classes {
             probs[base + c0 + 3u] = s.w;
         }
     }
     var best = 0u;
     var top = probs[base];
-    for (var c = 1u; c < dims.classes; c = c + 1u) {
+    for (var c = 1u; c < args.classes; c = c + 1u) {
         if probs[base + c] > top {
             top = probs[base + c];
             best = c;
         }
     }
     var sum = 0.0;
-    for (var c = 0u; c < dims.classes; c = c + 1u) {
+    for (var c = 0u; c < args.classes; c = c + 1u) {
         sum = sum + exp(probs[base + c] - top);
     }
     let log_sum = top + log(sum);
-    let label = labels[dims.label_offset + i];
-    row_loss[dims.loss_offset + i] = log_sum - probs[base + label];
+    let label = labels[args.label_offset + i];
+    row_loss[args.loss_offset + i] = log_sum - probs[base + label];
     row_correct[i] = select(0.0, 1.0, best == label);
-    for (var c = 0u; c < dims.classes; c = c + 1u) {
+    for (var c = 0u; c < args.classes; c = c + 1u) {
         let probability = exp(probs[base + c] - log_sum);
         probs[base + c] = probability;
-        if dims.write_gradient == 1u {
+        if args.write_gradient == 1u {
             let one_hot = select(0.0, 1.0, label == c);
-            dlogits[base + c] = dims.gradient_weight * (probability - one_hot);
+            dlogits[base + c] = args.gradient_weight * (probability - one_hot);
         }
     }
-    if dims.write_input_gradient == 1u {
+    if args.write_input_gradient == 1u {
         // The row's dlogits were stored just above by this invocation. Four inputs at a time
         // (inputs past the last repeat it and are not stored), each lane adding c in order.
-        let last_input = dims.fan_in - 1u;
-        for (var k0 = 0u; k0 < dims.fan_in; k0 = k0 + 4u) {
+        let last_input = args.fan_in - 1u;
+        for (var k0 = 0u; k0 < args.fan_in; k0 = k0 + 4u) {
             let k = vec4<u32>(k0, min(k0 + 1u, last_input), min(k0 + 2u, last_input), min(k0 + 3u, last_input));
             var s = vec4<f32>(0.0);
-            for (var c = 0u; c < dims.classes; c = c + 1u) {
-                let w = dims.weight_offset + c * dims.fan_in + k;
+            for (var c = 0u; c < args.classes; c = c + 1u) {
+                let w = args.weight_offset + c * args.fan_in + k;
                 s = s + dlogits[base + c] * vec4<f32>(params[w.x], params[w.y], params[w.z], params[w.w]);
             }
-            let f = dims.activation_below;
+            let f = args.activation_below;
             du_below[xi + k.x] = s.x * activation_derivative_at_output(f, x[xi + k.x]);
-            if k0 + 1u < dims.fan_in {
+            if k0 + 1u < args.fan_in {
                 du_below[xi + k.y] = s.y * activation_derivative_at_output(f, x[xi + k.y]);
             }
-            if k0 + 2u < dims.fan_in {
+            if k0 + 2u < args.fan_in {
                 du_below[xi + k.z] = s.z * activation_derivative_at_output(f, x[xi + k.z]);
             }
-            if k0 + 3u < dims.fan_in {
+            if k0 + 3u < args.fan_in {
                 du_below[xi + k.w] = s.w * activation_derivative_at_output(f, x[xi + k.w]);
             }
         }

@@ -4,22 +4,6 @@
 // (shared/output_cross_entropy_row.wgsl). A software adapter pays for every memory access of
 // each invocation separately, and loading four at a time makes about a quarter as many.
 
-struct OutputParams {
-    rows: u32,
-    classes: u32,
-    fan_in: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    label_offset: u32,
-    gradient_weight: f32,
-    write_gradient: u32,
-    loss_offset: u32,
-    write_input_gradient: u32,
-    activation_below: u32,
-    pad0: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: OutputParams;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> params: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> labels: array<u32>;
@@ -34,12 +18,12 @@ fn param_at(i: u32) -> f32 {
 }
 
 fn output_input(row: u32, k4: u32) -> vec4<f32> {
-    return x[row * (dims.fan_in / 4u) + k4];
+    return x[row * (args.fan_in / 4u) + k4];
 }
 
 // The first `classes` lanes of a row's probabilities, into probs[row, 0..classes].
 fn store_probabilities(row: u32, probability: vec4<f32>) {
-    let n = dims.classes;
+    let n = args.classes;
     let at = row * n;
     probs[at] = probability.x;
     if n > 1u { probs[at + 1u] = probability.y; }
@@ -50,21 +34,21 @@ fn store_probabilities(row: u32, probability: vec4<f32>) {
 @compute @workgroup_size(16)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
-    if i >= dims.rows {
+    if i >= args.rows {
         return;
     }
-    let layer = OutputLayer(dims.classes, dims.fan_in, dims.weight_offset, dims.bias_offset);
-    let label = labels[dims.label_offset + i];
-    let outcome = softmax_cross_entropy(output_logits(layer, i), dims.classes, label);
-    row_loss[dims.loss_offset + i] = outcome.loss;
+    let layer = OutputLayer(args.classes, args.fan_in, args.weight_offset, args.bias_offset);
+    let label = labels[args.label_offset + i];
+    let outcome = softmax_cross_entropy(output_logits(layer, i), args.classes, label);
+    row_loss[args.loss_offset + i] = outcome.loss;
     row_correct[i] = select(0.0, 1.0, outcome.best == label);
     store_probabilities(i, outcome.probability);
-    if dims.write_gradient != 1u {
+    if args.write_gradient != 1u {
         return;
     }
-    let dl = logit_gradient(outcome, label, dims.gradient_weight);
+    let dl = logit_gradient(outcome, label, args.gradient_weight);
     store_logit_gradient(layer, i, dl);
-    if dims.write_input_gradient == 1u {
-        store_output_input_gradient(layer, i, i, dl, dims.activation_below);
+    if args.write_input_gradient == 1u {
+        store_output_input_gradient(layer, i, i, dl, args.activation_below);
     }
 }

@@ -5,18 +5,6 @@
 // invocations, which cost it far more than the sums (measured: ~0.5 ms per reduction on
 // SwiftShader).
 
-struct ReduceParams {
-    len: u32,
-    mode: u32,
-    slot: u32,
-    accumulate: u32,
-    offset: u32,
-    loss_rows: u32,
-    loss_offset: u32,
-    loss_slot: u32,
-}
-
-@group(0) @binding(0) var<uniform> dims: ReduceParams;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> partials: array<vec4<f32>>;
@@ -28,8 +16,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     var acc = vec4<f32>(0.0);
-    for (var i = t; i < dims.len; i = i + 256u) {
-        acc = acc + reduce_terms(dims.mode, a[i], i);
+    for (var i = t; i < args.len; i = i + 256u) {
+        acc = acc + reduce_terms(args.mode, a[i], i);
     }
     partials[t] = acc;
 }

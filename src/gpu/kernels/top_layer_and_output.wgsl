@@ -12,26 +12,6 @@
 // the canonical network: about 130 us against 110 + 70 for the two kernels. One barrier and at
 // most one block per invocation: SwiftShader took minutes to compile a loop over more blocks.
 
-struct TopLayerAndOutputParams {
-    rows: u32,
-    fan_in: u32,
-    fan_out: u32,
-    weight_offset: u32,
-    bias_offset: u32,
-    x_offset: u32,
-    activation: u32,
-    classes: u32,
-    output_weight_offset: u32,
-    output_bias_offset: u32,
-    label_offset: u32,
-    gradient_weight: f32,
-    loss_offset: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: TopLayerAndOutputParams;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> params: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> labels: array<u32>;
@@ -44,7 +24,7 @@ const TILE_ROWS: u32 = 8u;
 // The widest top layer, in vec4s: one block of outputs per invocation (the workgroup size).
 const MAX_TOP_VEC4S: u32 = 16u;
 
-// The workgroup's rows of the top layer's activations, each row p.fan_out / 4 vec4s.
+// The workgroup's rows of the top layer's activations, each row args.fan_out / 4 vec4s.
 var<workgroup> top_rows: array<vec4<f32>, TILE_ROWS * MAX_TOP_VEC4S>;
 
 fn param_at(i: u32) -> f32 {
@@ -52,14 +32,14 @@ fn param_at(i: u32) -> f32 {
 }
 
 fn output_input(row: u32, k4: u32) -> vec4<f32> {
-    return top_rows[row * (p.fan_out / 4u) + k4];
+    return top_rows[row * (args.fan_out / 4u) + k4];
 }
 
 fn keep_row(r: u32, row: u32, block: u32, sums: vec4<f32>) {
-    let activated = activate4(p.activation, sums);
-    let vec4s = p.fan_out / 4u;
+    let activated = activate4(args.activation, sums);
+    let vec4s = args.fan_out / 4u;
     top_rows[r * vec4s + block] = activated;
-    if row < p.rows {
+    if row < args.rows {
         a[row * vec4s + block] = activated;
     }
 }
@@ -67,7 +47,7 @@ fn keep_row(r: u32, row: u32, block: u32, sums: vec4<f32>) {
 @compute @workgroup_size(16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) j: u32) {
     let r0 = group.x * TILE_ROWS;
-    if j < p.fan_out / 4u {
+    if j < args.fan_out / 4u {
         // Rows past the edge repeat the last one's loads; they are kept here but not stored.
         let sums = linear_forward_vec4_block(r0, 4u * j);
         keep_row(0u, r0, j, sums.s0);
@@ -81,14 +61,14 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
     }
     workgroupBarrier();
     let i = r0 + j;
-    if j >= TILE_ROWS || i >= p.rows {
+    if j >= TILE_ROWS || i >= args.rows {
         return;
     }
-    let layer = OutputLayer(p.classes, p.fan_out, p.output_weight_offset, p.output_bias_offset);
-    let label = labels[p.label_offset + i];
-    let outcome = softmax_cross_entropy(output_logits(layer, j), p.classes, label);
-    row_loss[p.loss_offset + i] = outcome.loss;
-    let dl = logit_gradient(outcome, label, p.gradient_weight);
+    let layer = OutputLayer(args.classes, args.fan_out, args.output_weight_offset, args.output_bias_offset);
+    let label = labels[args.label_offset + i];
+    let outcome = softmax_cross_entropy(output_logits(layer, j), args.classes, label);
+    row_loss[args.loss_offset + i] = outcome.loss;
+    let dl = logit_gradient(outcome, label, args.gradient_weight);
     store_logit_gradient(layer, i, dl);
-    store_output_input_gradient(layer, j, i, dl, p.activation);
+    store_output_input_gradient(layer, j, i, dl, args.activation);
 }

@@ -1,10 +1,12 @@
 // Activations shared by the kernels that apply them (prepended to each kernel's source).
-// Codes, as `ActivationCode` in kernels/mod.rs: 0 identity, 1 ReLU, 2 tanh, 3 GELU (tanh
-// approximation, as the CPU reference).
+// The ACTIVATION_* codes are generated from `ActivationCode` in kernels/mod.rs; GELU is the tanh
+// approximation, as the CPU reference. An unknown code gives NaN, never another activation.
 
-const ACTIVATION_IDENTITY: u32 = 0u;
-const ACTIVATION_RELU: u32 = 1u;
-const ACTIVATION_TANH: u32 = 2u;
+// A quiet NaN carrying the unknown code (computed at run time: a constant NaN is a
+// shader-creation error).
+fn unknown_mode(code: u32) -> f32 {
+    return bitcast<f32>(0x7fc00000u | code);
+}
 
 const GELU_C: f32 = 0.7978845608028654;
 const GELU_A: f32 = 0.044715;
@@ -20,7 +22,8 @@ fn activate(kind: u32, v: f32) -> f32 {
         case ACTIVATION_IDENTITY: { return v; }
         case ACTIVATION_RELU: { return max(v, 0.0); }
         case ACTIVATION_TANH: { return saturating_tanh(v); }
-        default: { return 0.5 * v * (1.0 + saturating_tanh(GELU_C * (v + GELU_A * v * v * v))); }
+        case ACTIVATION_GELU: { return 0.5 * v * (1.0 + saturating_tanh(GELU_C * (v + GELU_A * v * v * v))); }
+        default: { return unknown_mode(kind); }
     }
 }
 
@@ -30,7 +33,7 @@ fn activation_derivative(kind: u32, v: f32) -> f32 {
         case ACTIVATION_IDENTITY: { return 1.0; }
         case ACTIVATION_RELU: { return select(0.0, 1.0, v > 0.0); }
         case ACTIVATION_TANH: { let t = saturating_tanh(v); return 1.0 - t * t; }
-        default: {
+        case ACTIVATION_GELU: {
             let t = saturating_tanh(GELU_C * (v + GELU_A * v * v * v));
             let sech2 = 1.0 - t * t;
             // As the CPU reference: 0 where tanh saturated, not 0 * (v * v overflowing) = NaN.
@@ -40,6 +43,7 @@ fn activation_derivative(kind: u32, v: f32) -> f32 {
             }
             return 0.5 * (1.0 + t) + curvature;
         }
+        default: { return unknown_mode(kind); }
     }
 }
 
@@ -51,7 +55,8 @@ fn activation_derivative_at_output(kind: u32, a: f32) -> f32 {
     switch kind {
         case ACTIVATION_RELU: { return select(0.0, 1.0, a > 0.0); }
         case ACTIVATION_TANH: { return 1.0 - a * a; }
-        case ACTIVATION_IDENTITY, default: { return 1.0; }
+        case ACTIVATION_IDENTITY: { return 1.0; }
+        default: { return unknown_mode(kind); }
     }
 }
 
@@ -70,7 +75,8 @@ fn activate4(kind: u32, v: vec4<f32>) -> vec4<f32> {
         case ACTIVATION_IDENTITY: { return v; }
         case ACTIVATION_RELU: { return max(v, vec4<f32>(0.0)); }
         case ACTIVATION_TANH: { return saturating_tanh4(v); }
-        default: { return 0.5 * v * (1.0 + saturating_tanh4(GELU_C * (v + GELU_A * v * v * v))); }
+        case ACTIVATION_GELU: { return 0.5 * v * (1.0 + saturating_tanh4(GELU_C * (v + GELU_A * v * v * v))); }
+        default: { return vec4<f32>(unknown_mode(kind)); }
     }
 }
 
@@ -80,7 +86,7 @@ fn activation_derivative4(kind: u32, v: vec4<f32>) -> vec4<f32> {
         case ACTIVATION_IDENTITY: { return vec4<f32>(1.0); }
         case ACTIVATION_RELU: { return select(vec4<f32>(0.0), vec4<f32>(1.0), v > vec4<f32>(0.0)); }
         case ACTIVATION_TANH: { let t = saturating_tanh4(v); return 1.0 - t * t; }
-        default: {
+        case ACTIVATION_GELU: {
             let t = saturating_tanh4(GELU_C * (v + GELU_A * v * v * v));
             let sech2 = 1.0 - t * t;
             // As the scalar form: 0 where tanh saturated (the other operand may be NaN there).
@@ -91,6 +97,7 @@ fn activation_derivative4(kind: u32, v: vec4<f32>) -> vec4<f32> {
             );
             return 0.5 * (1.0 + t) + curvature;
         }
+        default: { return vec4<f32>(unknown_mode(kind)); }
     }
 }
 
@@ -99,6 +106,7 @@ fn activation_derivative_at_output4(kind: u32, a: vec4<f32>) -> vec4<f32> {
     switch kind {
         case ACTIVATION_RELU: { return select(vec4<f32>(0.0), vec4<f32>(1.0), a > vec4<f32>(0.0)); }
         case ACTIVATION_TANH: { return 1.0 - a * a; }
-        case ACTIVATION_IDENTITY, default: { return vec4<f32>(1.0); }
+        case ACTIVATION_IDENTITY: { return vec4<f32>(1.0); }
+        default: { return vec4<f32>(unknown_mode(kind)); }
     }
 }

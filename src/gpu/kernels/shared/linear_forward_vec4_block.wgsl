@@ -1,6 +1,6 @@
 // The body of linear_forward.wgsl, shared with top_layer_and_output.wgsl: the sums of 8 rows
-// from r0 x 4 outputs from o0 (z before the activation). It reads p.rows, p.fan_in, p.fan_out,
-// p.weight_offset, p.bias_offset and p.x_offset, and `x` and `params` (vec4 arrays) and
+// from r0 x 4 outputs from o0 (z before the activation). It reads args.rows, args.fan_in, args.fan_out,
+// args.weight_offset, args.bias_offset and args.x_offset, and `x` and `params` (vec4 arrays) and
 // param_at, which the kernel that includes it declares.
 //
 // Every weight loaded serves eight products, every input four. Each sum starts at the bias and
@@ -20,28 +20,28 @@ struct ForwardBlock {
 fn linear_forward_vec4_block(r0: u32, o0: u32) -> ForwardBlock {
     // Rows and outputs past the edge repeat the last one, so that every load is in bounds and
     // the loop has no branches; their sums are not stored.
-    let last_row = p.rows - 1u;
-    let last_output = p.fan_out - 1u;
-    let x0 = (p.x_offset + min(r0, last_row) * p.fan_in) >> 2u;
-    let x1 = (p.x_offset + min(r0 + 1u, last_row) * p.fan_in) >> 2u;
-    let x2 = (p.x_offset + min(r0 + 2u, last_row) * p.fan_in) >> 2u;
-    let x3 = (p.x_offset + min(r0 + 3u, last_row) * p.fan_in) >> 2u;
-    let x4 = (p.x_offset + min(r0 + 4u, last_row) * p.fan_in) >> 2u;
-    let x5 = (p.x_offset + min(r0 + 5u, last_row) * p.fan_in) >> 2u;
-    let x6 = (p.x_offset + min(r0 + 6u, last_row) * p.fan_in) >> 2u;
-    let x7 = (p.x_offset + min(r0 + 7u, last_row) * p.fan_in) >> 2u;
+    let last_row = args.rows - 1u;
+    let last_output = args.fan_out - 1u;
+    let x0 = (args.x_offset + min(r0, last_row) * args.fan_in) >> 2u;
+    let x1 = (args.x_offset + min(r0 + 1u, last_row) * args.fan_in) >> 2u;
+    let x2 = (args.x_offset + min(r0 + 2u, last_row) * args.fan_in) >> 2u;
+    let x3 = (args.x_offset + min(r0 + 3u, last_row) * args.fan_in) >> 2u;
+    let x4 = (args.x_offset + min(r0 + 4u, last_row) * args.fan_in) >> 2u;
+    let x5 = (args.x_offset + min(r0 + 5u, last_row) * args.fan_in) >> 2u;
+    let x6 = (args.x_offset + min(r0 + 6u, last_row) * args.fan_in) >> 2u;
+    let x7 = (args.x_offset + min(r0 + 7u, last_row) * args.fan_in) >> 2u;
     let o1 = min(o0 + 1u, last_output);
     let o2 = min(o0 + 2u, last_output);
     let o3 = min(o0 + 3u, last_output);
-    let w0 = (p.weight_offset + min(o0, last_output) * p.fan_in) >> 2u;
-    let w1 = (p.weight_offset + o1 * p.fan_in) >> 2u;
-    let w2 = (p.weight_offset + o2 * p.fan_in) >> 2u;
-    let w3 = (p.weight_offset + o3 * p.fan_in) >> 2u;
+    let w0 = (args.weight_offset + min(o0, last_output) * args.fan_in) >> 2u;
+    let w1 = (args.weight_offset + o1 * args.fan_in) >> 2u;
+    let w2 = (args.weight_offset + o2 * args.fan_in) >> 2u;
+    let w3 = (args.weight_offset + o3 * args.fan_in) >> 2u;
     let bias = vec4<f32>(
-        param_at(p.bias_offset + min(o0, last_output)),
-        param_at(p.bias_offset + o1),
-        param_at(p.bias_offset + o2),
-        param_at(p.bias_offset + o3),
+        param_at(args.bias_offset + min(o0, last_output)),
+        param_at(args.bias_offset + o1),
+        param_at(args.bias_offset + o2),
+        param_at(args.bias_offset + o3),
     );
     var s0 = bias;
     var s1 = bias;
@@ -51,7 +51,7 @@ fn linear_forward_vec4_block(r0: u32, o0: u32) -> ForwardBlock {
     var s5 = bias;
     var s6 = bias;
     var s7 = bias;
-    let k4_end = p.fan_in / 4u;
+    let k4_end = args.fan_in / 4u;
     for (var k4 = 0u; k4 < k4_end; k4 = k4 + 1u) {
         // Column j of `w` holds W[o0..o0+4, 4 k4 + j]: the weights of input k = 4 k4 + j.
         let w = transpose(mat4x4<f32>(params[w0 + k4], params[w1 + k4], params[w2 + k4], params[w3 + k4]));

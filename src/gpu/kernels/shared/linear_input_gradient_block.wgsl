@@ -3,14 +3,14 @@
 // and `u_below`, writes `du_below` (bindings the kernel that includes it declares).
 
 fn derivative(u: vec4<f32>) -> vec4<f32> {
-    return activation_derivative4(p.activation_below, u);
+    return activation_derivative4(args.activation_below, u);
 }
 
 fn store_row(row: u32, k4a: u32, k4b: u32, sa: vec4<f32>, sb: vec4<f32>) {
-    if row >= p.rows {
+    if row >= args.rows {
         return;
     }
-    let at = row * (p.fan_in / 4u);
+    let at = row * (args.fan_in / 4u);
     du_below[at + k4a] = sa * derivative(u_below[at + k4a]);
     if k4b != k4a {
         du_below[at + k4b] = sb * derivative(u_below[at + k4b]);
@@ -18,9 +18,9 @@ fn store_row(row: u32, k4a: u32, k4b: u32, sa: vec4<f32>, sb: vec4<f32>) {
 }
 
 fn input_gradient_block(job: u32) {
-    let vec4s_per_row = p.fan_in / 4u;
+    let vec4s_per_row = args.fan_in / 4u;
     let input_blocks = (vec4s_per_row + 1u) / 2u;
-    if job >= ((p.rows + 7u) / 8u) * input_blocks {
+    if job >= ((args.rows + 7u) / 8u) * input_blocks {
         return;
     }
     // Neighbouring invocations share their rows: their dy loads are the same addresses.
@@ -29,8 +29,8 @@ fn input_gradient_block(job: u32) {
     // With fan_in = 4 (mod 8) the last block's second half repeats its first and is not stored.
     let k4b = min(k4a + 1u, vec4s_per_row - 1u);
     // Rows past the edge repeat the last one, so that every load is in bounds; they are not stored.
-    let last_row = p.rows - 1u;
-    let dy_stride = p.fan_out / 4u;
+    let last_row = args.rows - 1u;
+    let dy_stride = args.fan_out / 4u;
     let d0 = min(r0, last_row) * dy_stride;
     let d1 = min(r0 + 1u, last_row) * dy_stride;
     let d2 = min(r0 + 2u, last_row) * dy_stride;
@@ -55,7 +55,7 @@ fn input_gradient_block(job: u32) {
     var s5b = vec4<f32>(0.0);
     var s6b = vec4<f32>(0.0);
     var s7b = vec4<f32>(0.0);
-    let w_base = p.weight_offset / 4u;
+    let w_base = args.weight_offset / 4u;
     for (var o4 = 0u; o4 < dy_stride; o4 = o4 + 1u) {
         // Rows 4 o4 + j of W, two vec4s each: W[o, 4 k4a ..] and W[o, 4 k4b ..].
         let w = w_base + 4u * o4 * vec4s_per_row;

@@ -3,11 +3,11 @@
 // adds into `grads` (bindings the kernel that includes it declares) with shared/grads4.wgsl.
 
 fn parameter_gradient_jobs() -> u32 {
-    return (p.fan_out / 4u) * ((p.fan_in / 4u + 1u) / 2u);
+    return (args.fan_out / 4u) * ((args.fan_in / 4u + 1u) / 2u);
 }
 
 fn parameter_gradient_block(job: u32) {
-    let vec4s_per_row = p.fan_in / 4u;
+    let vec4s_per_row = args.fan_in / 4u;
     let input_blocks = (vec4s_per_row + 1u) / 2u;
     if job >= parameter_gradient_jobs() {
         return;
@@ -17,10 +17,10 @@ fn parameter_gradient_block(job: u32) {
     let k4a = (job % input_blocks) * 2u;
     // With fan_in = 4 (mod 8) the last block's second half repeats its first and is not stored.
     let k4b = min(k4a + 1u, vec4s_per_row - 1u);
-    let g0 = p.weight_offset + o0 * p.fan_in + 4u * k4a;
-    let g1 = g0 + p.fan_in;
-    let g2 = g1 + p.fan_in;
-    let g3 = g2 + p.fan_in;
+    let g0 = args.weight_offset + o0 * args.fan_in + 4u * k4a;
+    let g1 = g0 + args.fan_in;
+    let g2 = g1 + args.fan_in;
+    let g3 = g2 + args.fan_in;
     let second = 4u * (k4b - k4a);
     var s0a = load4(g0);
     var s1a = load4(g1);
@@ -30,11 +30,11 @@ fn parameter_gradient_block(job: u32) {
     var s1b = load4(g1 + second);
     var s2b = load4(g2 + second);
     var s3b = load4(g3 + second);
-    var bias = load4(p.bias_offset + o0);
-    let x_base = p.x_offset >> 2u;
+    var bias = load4(args.bias_offset + o0);
+    let x_base = args.x_offset >> 2u;
     let dy_base = o0 >> 2u;
-    let dy_stride = p.fan_out >> 2u;
-    for (var i = 0u; i < p.rows; i = i + 1u) {
+    let dy_stride = args.fan_out >> 2u;
+    for (var i = 0u; i < args.rows; i = i + 1u) {
         let xa = x[x_base + i * vec4s_per_row + k4a];
         let xb = x[x_base + i * vec4s_per_row + k4b];
         let d = dy[dy_base + i * dy_stride];
@@ -59,6 +59,6 @@ fn parameter_gradient_block(job: u32) {
         store4(g3 + second, s3b);
     }
     if k4a == 0u {
-        store4(p.bias_offset + o0, bias);
+        store4(args.bias_offset + o0, bias);
     }
 }

@@ -5,23 +5,23 @@
 
 // dW[o0..o0 + 4, k]: four values a row of W apart.
 fn load_column(at: u32) -> vec4<f32> {
-    return vec4<f32>(grads[at], grads[at + p.fan_in], grads[at + 2u * p.fan_in], grads[at + 3u * p.fan_in]);
+    return vec4<f32>(grads[at], grads[at + args.fan_in], grads[at + 2u * args.fan_in], grads[at + 3u * args.fan_in]);
 }
 
 fn store_column(at: u32, sums: vec4<f32>) {
     grads[at] = sums.x;
-    grads[at + p.fan_in] = sums.y;
-    grads[at + 2u * p.fan_in] = sums.z;
-    grads[at + 3u * p.fan_in] = sums.w;
+    grads[at + args.fan_in] = sums.y;
+    grads[at + 2u * args.fan_in] = sums.z;
+    grads[at + 3u * args.fan_in] = sums.w;
 }
 
 fn parameter_gradient_vec4_out_jobs() -> u32 {
-    return (p.fan_out / 4u) * ((p.fan_in + 1u) / 2u);
+    return (args.fan_out / 4u) * ((args.fan_in + 1u) / 2u);
 }
 
 fn parameter_gradient_vec4_out_block(job: u32) {
-    let output_blocks = p.fan_out / 4u;
-    let input_blocks = (p.fan_in + 1u) / 2u;
+    let output_blocks = args.fan_out / 4u;
+    let input_blocks = (args.fan_in + 1u) / 2u;
     if job >= parameter_gradient_vec4_out_jobs() {
         return;
     }
@@ -29,16 +29,16 @@ fn parameter_gradient_vec4_out_block(job: u32) {
     let o0 = block * 4u;
     let ka = (job % input_blocks) * 2u;
     // With an odd fan_in the last block's second input repeats its first and is not stored.
-    let kb = min(ka + 1u, p.fan_in - 1u);
-    let ga = p.weight_offset + o0 * p.fan_in + ka;
-    let gb = p.weight_offset + o0 * p.fan_in + kb;
+    let kb = min(ka + 1u, args.fan_in - 1u);
+    let ga = args.weight_offset + o0 * args.fan_in + ka;
+    let gb = args.weight_offset + o0 * args.fan_in + kb;
     var sa = load_column(ga);
     var sb = load_column(gb);
-    let b = p.bias_offset + o0;
+    let b = args.bias_offset + o0;
     var bias = vec4<f32>(grads[b], grads[b + 1u], grads[b + 2u], grads[b + 3u]);
-    for (var i = 0u; i < p.rows; i = i + 1u) {
+    for (var i = 0u; i < args.rows; i = i + 1u) {
         let d = dy[i * output_blocks + block];
-        let xi = p.x_offset + i * p.fan_in;
+        let xi = args.x_offset + i * args.fan_in;
         sa = sa + d * x[xi + ka];
         sb = sb + d * x[xi + kb];
         bias = bias + d;

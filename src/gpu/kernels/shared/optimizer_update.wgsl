@@ -1,6 +1,7 @@
 // One optimizer update of parameter i from its gradient, writing `params`, `first` and
-// `second` (array<f32>, which the kernel that includes this declares). kind as OptimizerKind:
-// 0 SGD, 1 SGD with momentum, 2 Adam (L2 decay in the gradient), 3 AdamW (decoupled decay).
+// `second` (array<f32>, which the kernel that includes this declares). `kind` is one of the
+// OPTIMIZER_* codes generated from `OptimizerKind`: SGD, SGD with momentum, Adam (L2 decay in the
+// gradient), AdamW (decoupled decay); an unknown code makes the parameter NaN.
 // Bias corrections 1 - beta^t come from the host. optimizer.wgsl and
 // gradient_norm_and_optimizer.wgsl both update through this, so their results agree bit for bit.
 
@@ -21,16 +22,16 @@ fn update_parameter(i: u32, gradient: f32, o: OptimizerSettings) {
     var p = params[i];
     var g = gradient;
     switch o.kind {
-        case 0u: {
+        case OPTIMIZER_SGD: {
             p = p - lr * (g + o.weight_decay * p);
         }
-        case 1u: {
+        case OPTIMIZER_MOMENTUM: {
             let v = o.momentum * first[i] + g + o.weight_decay * p;
             first[i] = v;
             p = p - lr * v;
         }
-        default: {
-            if o.kind == 3u {
+        case OPTIMIZER_ADAM, OPTIMIZER_ADAMW: {
+            if o.kind == OPTIMIZER_ADAMW {
                 p = p - lr * o.weight_decay * p;
             } else {
                 g = g + o.weight_decay * p;
@@ -40,6 +41,9 @@ fn update_parameter(i: u32, gradient: f32, o: OptimizerSettings) {
             first[i] = m;
             second[i] = v;
             p = p - lr * (m / o.correction1) / (sqrt(v / o.correction2) + o.eps);
+        }
+        default: {
+            p = bitcast<f32>(0x7fc00000u | o.kind);
         }
     }
     params[i] = p;

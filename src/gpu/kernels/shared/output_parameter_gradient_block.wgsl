@@ -6,20 +6,20 @@
 // multiple of 4.
 
 fn output_parameter_gradient_jobs() -> u32 {
-    return p.output_fan_in / 4u;
+    return args.output_fan_in / 4u;
 }
 
 // Job `block`: dW[c, 4 block .. 4 block + 4] for every class c, and db when block is 0. Each
 // sum adds rows in order onto what `grads` holds, as linear_parameter_gradient_scalar.wgsl does
 // (dW[c, k] + dlogits[i, c] * a_top[i, k]), so micro-batches accumulate as the full batch.
 fn output_parameter_gradient_block(block: u32) {
-    let n = p.classes;
+    let n = args.classes;
     let last_class = n - 1u;
     let c1 = min(1u, last_class);
     let c2 = min(2u, last_class);
     let c3 = min(3u, last_class);
-    let width = p.output_fan_in;
-    let g0 = p.output_weight_offset + 4u * block;
+    let width = args.output_fan_in;
+    let g0 = args.output_weight_offset + 4u * block;
     let g1 = g0 + c1 * width;
     let g2 = g0 + c2 * width;
     let g3 = g0 + c3 * width;
@@ -27,10 +27,10 @@ fn output_parameter_gradient_block(block: u32) {
     var s1 = load4(g1);
     var s2 = load4(g2);
     var s3 = load4(g3);
-    let b = p.output_bias_offset;
+    let b = args.output_bias_offset;
     var bias = vec4<f32>(grads[b], grads[b + c1], grads[b + c2], grads[b + c3]);
     let vec4s_per_row = width / 4u;
-    for (var i = 0u; i < p.rows; i = i + 1u) {
+    for (var i = 0u; i < args.rows; i = i + 1u) {
         let v = a_top[i * vec4s_per_row + block];
         let at = i * n;
         let d = vec4<f32>(dlogits[at], dlogits[at + c1], dlogits[at + c2], dlogits[at + c3]);

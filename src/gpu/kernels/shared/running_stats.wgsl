@@ -2,10 +2,10 @@
 // m batch, the variance unbiased. Prepended to the training forwards that bind `running`
 // (means, then variances, from running_offset), for BatchNorm-shaped sets (set f is feature f).
 fn update_running(f: u32, mean: f32, variance: f32) {
-    let keep = 1.0 - dims.momentum;
-    let unbias = f32(dims.len) / f32(max(dims.len, 2u) - 1u);
-    let mean_slot = dims.running_offset + f;
-    let var_slot = dims.running_offset + dims.width + f;
-    running[mean_slot] = keep * running[mean_slot] + dims.momentum * mean;
-    running[var_slot] = keep * running[var_slot] + dims.momentum * variance * unbias;
+    let keep = 1.0 - args.momentum;
+    let unbias = f32(args.len) / f32(max(args.len, 2u) - 1u);
+    let mean_slot = args.running_offset + f;
+    let var_slot = args.running_offset + args.width + f;
+    running[mean_slot] = keep * running[mean_slot] + args.momentum * mean;
+    running[var_slot] = keep * running[var_slot] + args.momentum * variance * unbias;
 }
