@@ -1671,15 +1671,15 @@ fn gpu_gradient_norm_with_optimizer_step_equals_the_two_kernels() {
                             let fused = GradientNormAndOptimizerParams::new(len, mode, &optimizer);
                             let buffers = [&g, b, &partials, &p, &m, &v];
                             gpu.ops
-                                .run(e, &kernels::GRADIENT_NORM_AND_OPTIMIZER, &fused, &buffers, count)
+                                .run(e, &kernels::GRADIENT_NORM_AND_OPTIMIZER, &fused, buffers, count)
                                 .unwrap();
                         } else {
                             let reduce = ReduceParams::new(len, mode, 0, false);
                             gpu.ops
-                                .run(e, &kernels::REDUCE_PARTIALS, &reduce, &[&g, b, &partials], count)
+                                .run(e, &kernels::REDUCE_PARTIALS, &reduce, [&g, b, &partials], count)
                                 .unwrap();
                             gpu.ops
-                                .run(e, &kernels::OPTIMIZER, &optimizer, &[&g, &p, &m, &v], len as u32)
+                                .run(e, &kernels::OPTIMIZER, &optimizer, [&g, &p, &m, &v], len as u32)
                                 .unwrap();
                         }
                         recorded = gpu.ops.dispatched_kernels(e);
@@ -1857,10 +1857,10 @@ fn gpu_norm_backward_within_sets_is_one_dispatch_equal_to_the_separate_kernels()
                     };
                     let kernel = &NORM_BACKWARD_PARAMS_ACROSS_FEATURES;
                     let buffers = [&dout_buf, &xhat_buf, &g_buf];
-                    gpu.ops.run(e, kernel, &gradient, &buffers, width as u32 / 4).unwrap();
+                    gpu.ops.run(e, kernel, &gradient, buffers, width as u32 / 4).unwrap();
                     let buffers = [&dout_buf, &xhat_buf, &stats_buf, &p_buf, &dz_buf];
                     gpu.ops
-                        .run(e, &NORM_BACKWARD_INPUT, &params, &buffers, sets as u32)
+                        .run(e, &NORM_BACKWARD_INPUT, &params, buffers, sets as u32)
                         .unwrap();
                 }
                 recorded = gpu.ops.dispatched_kernels(e);
@@ -1955,15 +1955,15 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
     let clip = gradlab::gpu::kernels::ClipParams::default();
     let mut recorder = Recorder::new();
     let kernel = &gradlab::gpu::kernels::CLIP;
-    let size = gradlab::gpu::ops::workgroup_size(kernel.info.source);
+    let size = kernel.info.workgroup_size;
     let error = gpu
         .ops
-        .run(&mut recorder, kernel, &clip, &[&small, &small], (limit + 1) * size)
+        .run(&mut recorder, kernel, &clip, [&small, &small], (limit + 1) * size)
         .unwrap_err();
     assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
     assert!(error.to_string().contains("workgroups, more than the"), "{error}");
     gpu.ops
-        .run(&mut recorder, kernel, &clip, &[&small, &small], limit * size)
+        .run(&mut recorder, kernel, &clip, [&small, &small], limit * size)
         .unwrap();
     assert_eq!(recorder.dispatch_count(), 1, "the most workgroups a dispatch may have");
 }

@@ -68,31 +68,55 @@ fn uniform_layout(source: &str) -> (u32, Vec<(String, u32, String)>) {
 #[test]
 fn the_fused_top_layer_kernel_is_as_wide_as_its_gate() {
     use gradlab::gpu::ops::MAX_FUSED_TOP_WIDTH;
-    let source = kernels::TOP_LAYER_AND_OUTPUT.info.source;
+    let kernel = kernels::TOP_LAYER_AND_OUTPUT.info;
     let vec4s = MAX_FUSED_TOP_WIDTH / 4;
-    assert_eq!(gradlab::gpu::ops::workgroup_size(source), vec4s);
+    assert_eq!(kernel.workgroup_size, vec4s);
     assert!(
-        source.contains(&format!("const MAX_TOP_VEC4S: u32 = {vec4s}u;")),
+        kernel.source.contains(&format!("const MAX_TOP_VEC4S: u32 = {vec4s}u;")),
         "MAX_TOP_VEC4S of top_layer_and_output.wgsl is not {vec4s}"
     );
 }
 
-/// The dispatcher sizes its workgroups from the `@workgroup_size` it reads in each kernel's
-/// source; naga's reading must agree (a kernel with two dimensions or a named constant would
-/// otherwise be dispatched as workgroups of 1).
+/// Nothing is read from WGSL text at run time: each kernel's workgroup size and storage
+/// bindings are Rust constants, which must be what naga reads in the shader (a wrong size would
+/// dispatch too few invocations; a wrong access, a bind group the pipeline refuses). Each
+/// kernel's handle is its index in ALL.
 #[test]
-fn the_dispatcher_reads_each_kernels_workgroup_size_as_naga_does() {
-    for kernel in kernels::ALL {
+fn each_kernels_workgroup_size_and_bindings_are_the_shaders() {
+    for (index, kernel) in kernels::ALL.iter().enumerate() {
+        assert_eq!(kernel.index, index, "{}: its handle is its place in ALL", kernel.name);
         let module = naga::front::wgsl::parse_str(&kernel.wgsl()).unwrap();
         let entry = module
             .entry_points
             .iter()
             .find(|p| p.name == kernel.entry_point)
             .unwrap();
+        assert_eq!([kernel.workgroup_size, 1, 1], entry.workgroup_size, "{}", kernel.name);
+        let mut storage: Vec<(u32, kernels::Access)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, v)| match (v.space, &v.binding) {
+                (naga::AddressSpace::Storage { access }, Some(b)) if b.group == 0 => {
+                    let access = if access.contains(naga::StorageAccess::STORE) {
+                        kernels::Access::ReadWrite
+                    } else {
+                        kernels::Access::Read
+                    };
+                    Some((b.binding, access))
+                }
+                _ => None,
+            })
+            .collect();
+        storage.sort_by_key(|(binding, _)| *binding);
+        let declared: Vec<(u32, kernels::Access)> = kernel
+            .storage
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i as u32 + 1, *a))
+            .collect();
         assert_eq!(
-            [gradlab::gpu::ops::workgroup_size(kernel.source), 1, 1],
-            entry.workgroup_size,
-            "{}",
+            storage, declared,
+            "{}: storage bindings 1.. and their access",
             kernel.name
         );
     }

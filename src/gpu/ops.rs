@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::context::GpuContext;
 use super::kernels::{
-    self, ActivationCode, FirstAndOutputParams, GradientsAndForwardParams, Kernel, KernelInfo, KernelParams,
+    self, Access, ActivationCode, FirstAndOutputParams, GradientsAndForwardParams, Kernel, KernelInfo, KernelParams,
     LinearBackwardParams, LinearForwardParams, NormGradientParams, NormParams, OutputParams, TopLayerAndOutputParams,
 };
 use super::GpuError;
@@ -23,38 +23,16 @@ use super::GpuError;
 /// WebGPU's minimum `minUniformBufferOffsetAlignment` guarantee.
 const UNIFORM_SLOT_BYTES: u64 = 256;
 
-/// The storage bindings a kernel declares, in binding order: `true` for read-only.
-fn storage_bindings(source: &str) -> Vec<bool> {
-    source
-        .lines()
-        .filter(|line| line.contains("@binding(") && line.contains("var<storage"))
-        .map(|line| !line.contains("read_write"))
-        .collect()
-}
-
-/// The invocations per workgroup a kernel declares (`@workgroup_size(n)`; 1 if it names none);
-/// tests/shaders.rs checks it against naga's reading of every kernel.
-pub fn workgroup_size(source: &str) -> u32 {
-    source
-        .split("@workgroup_size(")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(1)
-}
-
 #[derive(Debug)]
 struct Pipeline {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
 }
 
-/// A kernel, what its source declares, and its pipeline once built.
+/// A kernel and its pipeline once built.
 #[derive(Debug)]
 struct KernelEntry {
     info: KernelInfo,
-    storage_count: usize,
-    workgroup_size: u32,
     pipeline: OnceLock<Pipeline>,
 }
 
@@ -68,7 +46,6 @@ pub struct GpuOps {
 }
 
 fn compile(device: &wgpu::Device, kernel: &KernelInfo) -> Pipeline {
-    let storage = storage_bindings(kernel.source);
     let mut entries = vec![wgpu::BindGroupLayoutEntry {
         binding: 0,
         visibility: wgpu::ShaderStages::COMPUTE,
@@ -79,7 +56,8 @@ fn compile(device: &wgpu::Device, kernel: &KernelInfo) -> Pipeline {
         },
         count: None,
     }];
-    for (i, &read_only) in storage.iter().enumerate() {
+    for (i, &access) in kernel.storage.iter().enumerate() {
+        let read_only = access == Access::Read;
         entries.push(wgpu::BindGroupLayoutEntry {
             binding: i as u32 + 1,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -397,8 +375,6 @@ impl GpuOps {
                 .iter()
                 .map(|&info| KernelEntry {
                     info,
-                    storage_count: storage_bindings(info.source).len(),
-                    workgroup_size: workgroup_size(info.source),
                     pipeline: OnceLock::new(),
                 })
                 .collect(),
@@ -451,57 +427,47 @@ impl GpuOps {
             .collect()
     }
 
-    fn kernel_index(&self, kernel: &KernelInfo, buffers: usize) -> Result<usize, GpuError> {
-        let index = self
-            .kernels
-            .iter()
-            .position(|k| k.info.name == kernel.name)
-            .ok_or_else(|| GpuError::Shape(format!("kernel {} has no pipeline", kernel.name)))?;
-        if self.kernels[index].storage_count != buffers {
-            return Err(GpuError::Shape(format!(
-                "kernel {} takes {} buffers, got {buffers}",
-                kernel.name, self.kernels[index].storage_count
-            )));
-        }
-        // Built when a dispatch is recorded, not when it is encoded: an engine's warm-up
-        // recording (see `GpuEngine::new`) starts the compiles its steps need.
-        self.pipeline(index);
-        Ok(index)
+    /// The kernel's index, its pipeline started: built when a dispatch is recorded, not when it
+    /// is encoded, so that an engine's warm-up recording (see `GpuEngine::new`) starts the
+    /// compiles its steps need.
+    fn kernel_index(&self, kernel: &KernelInfo) -> usize {
+        self.pipeline(kernel.index);
+        kernel.index
     }
 
     /// Records `kernel` over `invocations` threads (in workgroups of the size it declares), with
     /// `params` as its constants and `buffers` at bindings 1, 2, ....
-    pub fn run<P: KernelParams>(
+    pub fn run<P: KernelParams, const N: usize>(
         &self,
         recorder: &mut Recorder,
-        kernel: &Kernel<P>,
+        kernel: &Kernel<P, N>,
         params: &P,
-        buffers: &[&wgpu::Buffer],
+        buffers: [&wgpu::Buffer; N],
         invocations: u32,
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(&kernel.info, buffers.len())?;
-        let workgroups = invocations.div_ceil(self.kernels[index].workgroup_size).max(1);
+        let index = self.kernel_index(&kernel.info);
+        let workgroups = invocations.div_ceil(kernel.info.workgroup_size).max(1);
         if workgroups > self.max_workgroups {
             return Err(GpuError::Shape(format!(
                 "{} needs {workgroups} workgroups, more than the {} a dispatch may have",
                 kernel.info.name, self.max_workgroups
             )));
         }
-        recorder.dispatch(index, bytemuck::bytes_of(params), buffers, workgroups);
+        recorder.dispatch(index, bytemuck::bytes_of(params), &buffers, workgroups);
         Ok(())
     }
 
     /// Like [`GpuOps::run`] for kernels that run as exactly one workgroup (the serial half of a
     /// reduction, one invocation).
-    pub fn run_one_group<P: KernelParams>(
+    pub fn run_one_group<P: KernelParams, const N: usize>(
         &self,
         recorder: &mut Recorder,
-        kernel: &Kernel<P>,
+        kernel: &Kernel<P, N>,
         params: &P,
-        buffers: &[&wgpu::Buffer],
+        buffers: [&wgpu::Buffer; N],
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(&kernel.info, buffers.len())?;
-        recorder.dispatch(index, bytemuck::bytes_of(params), buffers, 1);
+        let index = self.kernel_index(&kernel.info);
+        recorder.dispatch(index, bytemuck::bytes_of(params), &buffers, 1);
         Ok(())
     }
 
@@ -522,16 +488,16 @@ impl GpuOps {
             LinearLayout::Vec4 => {
                 check_whole_vec4s(&[x, parameters])?;
                 let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
-                self.run(recorder, &kernels::LINEAR_FORWARD, &p, &buffers, blocks)
+                self.run(recorder, &kernels::LINEAR_FORWARD, &p, buffers, blocks)
             }
             LinearLayout::Vec4Outputs => {
                 check_whole_vec4s(&[z, a])?;
                 let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
-                self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, &buffers, blocks)
+                self.run(recorder, &kernels::LINEAR_FORWARD_VEC4_OUT, &p, buffers, blocks)
             }
             LinearLayout::Scalar => {
                 let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
-                self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, &buffers, invocations)
+                self.run(recorder, &kernels::LINEAR_FORWARD_SCALAR, &p, buffers, invocations)
             }
         }
     }
@@ -567,9 +533,9 @@ impl GpuOps {
             if p.write_input_gradient == 1 {
                 check_whole_vec4s(&[du_below])?;
             }
-            self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY_VEC4, &p, &buffers, p.rows)
+            self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY_VEC4, &p, buffers, p.rows)
         } else {
-            self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY, &p, &buffers, p.rows)
+            self.run(recorder, &kernels::OUTPUT_CROSS_ENTROPY, &p, buffers, p.rows)
         }
     }
 
@@ -640,7 +606,7 @@ impl GpuOps {
         // One workgroup of MAX_FUSED_TOP_WIDTH / 4 invocations per 8 rows.
         let invocations = top.rows.div_ceil(8) * (MAX_FUSED_TOP_WIDTH / 4);
         let buffers = [x, parameters, labels, a, row_loss, dlogits, du_below];
-        self.run(recorder, &kernels::TOP_LAYER_AND_OUTPUT, &params, &buffers, invocations)
+        self.run(recorder, &kernels::TOP_LAYER_AND_OUTPUT, &params, buffers, invocations)
     }
 
     /// Adds the weight and bias gradients of `dy` (at the layer's input `x`) into `grads`.
@@ -659,18 +625,18 @@ impl GpuOps {
             LinearLayout::Vec4 => {
                 check_whole_vec4s(&[x, dy])?;
                 let blocks = parameter_gradient_blocks(&p);
-                self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, &buffers, blocks)
+                self.run(recorder, &kernels::LINEAR_PARAMETER_GRADIENT, &p, buffers, blocks)
             }
             LinearLayout::Vec4Outputs => {
                 check_whole_vec4s(&[dy])?;
                 let blocks = vec4_out_parameter_gradient_blocks(&p);
                 let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_VEC4_OUT;
-                self.run(recorder, kernel, &p, &buffers, blocks)
+                self.run(recorder, kernel, &p, buffers, blocks)
             }
             LinearLayout::Scalar => {
                 let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
                 let kernel = &kernels::LINEAR_PARAMETER_GRADIENT_SCALAR;
-                self.run(recorder, kernel, &p, &buffers, invocations)
+                self.run(recorder, kernel, &p, buffers, invocations)
             }
         }
     }
@@ -721,7 +687,7 @@ impl GpuOps {
             recorder,
             &kernels::FIRST_AND_OUTPUT_PARAMETER_GRADIENTS,
             &params,
-            &buffers,
+            buffers,
             jobs,
         )
     }
@@ -791,7 +757,7 @@ impl GpuOps {
             recorder,
             &kernels::FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD,
             &params,
-            &buffers,
+            buffers,
             jobs,
         )
     }
@@ -823,7 +789,7 @@ impl GpuOps {
         // The jobs of the two vec4 kernels, as linear_backward.wgsl splits its invocations.
         let jobs = parameter_gradient_blocks(&p) + input_gradient_blocks(&p);
         let buffers = [x, dy, grads, parameters, u_below, du_below];
-        self.run(recorder, &kernels::LINEAR_BACKWARD, &p, &buffers, jobs)
+        self.run(recorder, &kernels::LINEAR_BACKWARD, &p, buffers, jobs)
     }
 
     /// Writes `du_below = (dy W) * f'(u_below)`, the gradient at the input of the activation
@@ -843,11 +809,11 @@ impl GpuOps {
         if aligned(&[p.fan_in, p.fan_out, p.weight_offset]) {
             check_whole_vec4s(&buffers)?;
             let blocks = input_gradient_blocks(&p);
-            self.run(recorder, &kernels::LINEAR_INPUT_GRADIENT, &p, &buffers, blocks)
+            self.run(recorder, &kernels::LINEAR_INPUT_GRADIENT, &p, buffers, blocks)
         } else {
             let invocations = p.rows.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
             let kernel = &kernels::LINEAR_INPUT_GRADIENT_SCALAR;
-            self.run(recorder, kernel, &p, &buffers, invocations)
+            self.run(recorder, kernel, &p, buffers, invocations)
         }
     }
 }
@@ -1084,14 +1050,20 @@ impl GpuOps {
         match NormLayout::of(&p) {
             NormLayout::AcrossSets => {
                 check_whole_vec4s(&[z, xhat, out, a])?;
-                self.run(recorder, &kernels::NORM_FORWARD_ACROSS_SETS, &p, &buffers, p.sets / 4)
+                self.run(recorder, &kernels::NORM_FORWARD_ACROSS_SETS, &p, buffers, p.sets / 4)
             }
             NormLayout::WithinSets => {
                 check_whole_vec4s(&[z, xhat, out, a])?;
                 // LayerNorm and GroupNorm sets: no running statistics, not bound.
-                self.run(recorder, &kernels::NORM_FORWARD_WITHIN_SETS, &p, &buffers[..6], p.sets)
+                self.run(
+                    recorder,
+                    &kernels::NORM_FORWARD_WITHIN_SETS,
+                    &p,
+                    [z, parameters, xhat, out, stats, a],
+                    p.sets,
+                )
             }
-            NormLayout::Scalar => self.run(recorder, &kernels::NORM_FORWARD, &p, &buffers, p.sets),
+            NormLayout::Scalar => self.run(recorder, &kernels::NORM_FORWARD, &p, buffers, p.sets),
         }
     }
 
@@ -1137,7 +1109,7 @@ impl GpuOps {
         if layout == NormLayout::AcrossSets {
             check_whole_vec4s(&[dout, xhat, dz])?;
             let buffers = [dout, xhat, stats, parameters, grads, dz];
-            return self.run(recorder, &kernels::NORM_BACKWARD_ACROSS_SETS, &p, &buffers, p.sets / 4);
+            return self.run(recorder, &kernels::NORM_BACKWARD_ACROSS_SETS, &p, buffers, p.sets / 4);
         }
         if p.width == 0 || !values.is_multiple_of(u64::from(p.width)) {
             return Err(GpuError::Shape(format!(
@@ -1150,7 +1122,7 @@ impl GpuOps {
             check_whole_vec4s(&[dout, xhat, dz])?;
             let buffers = [dout, xhat, stats, parameters, grads, dz];
             let kernel = &kernels::NORM_BACKWARD_WITHIN_SETS;
-            return self.run(recorder, kernel, &p, &buffers, p.width / 4 + p.sets);
+            return self.run(recorder, kernel, &p, buffers, p.width / 4 + p.sets);
         }
         let gradient_params = NormGradientParams {
             rows: (values / u64::from(p.width)) as u32,
@@ -1162,13 +1134,13 @@ impl GpuOps {
         if aligned(&[p.width]) {
             check_whole_vec4s(&[dout, xhat])?;
             let kernel = &kernels::NORM_BACKWARD_PARAMS_ACROSS_FEATURES;
-            self.run(recorder, kernel, &gradient_params, &buffers, p.width / 4)?;
+            self.run(recorder, kernel, &gradient_params, buffers, p.width / 4)?;
         } else {
             self.run(
                 recorder,
                 &kernels::NORM_BACKWARD_PARAMS,
                 &gradient_params,
-                &buffers,
+                buffers,
                 p.width,
             )?;
         }
@@ -1176,7 +1148,7 @@ impl GpuOps {
             recorder,
             &kernels::NORM_BACKWARD_INPUT,
             &p,
-            &[dout, xhat, stats, parameters, dz],
+            [dout, xhat, stats, parameters, dz],
             p.sets,
         )
     }
@@ -1253,7 +1225,7 @@ fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{storage_bindings, workgroup_size, NormLayout};
+    use super::NormLayout;
     use crate::gpu::engine::norm_params;
     use crate::sim::model::Norm;
 
@@ -1276,20 +1248,5 @@ mod tests {
                 assert_eq!(NormLayout::of(&params), expected, "{norm:?}, {rows} x {width}");
             }
         }
-    }
-
-    #[test]
-    fn workgroup_sizes_are_read_from_the_source() {
-        assert_eq!(workgroup_size("@compute @workgroup_size(16)\nfn main() {}"), 16);
-        assert_eq!(workgroup_size("@compute @workgroup_size( 64 )\nfn main() {}"), 64);
-        assert_eq!(workgroup_size("@compute @workgroup_size(1)\nfn main() {}"), 1);
-    }
-
-    #[test]
-    fn storage_bindings_are_read_from_the_source() {
-        let source = "@group(0) @binding(0) var<uniform> d: D;\n\
-                      @group(0) @binding(1) var<storage, read> a: array<f32>;\n\
-                      @group(0) @binding(2) var<storage, read_write> b: array<f32>;";
-        assert_eq!(storage_bindings(source), vec![true, false]);
     }
 }

@@ -134,7 +134,7 @@ impl GpuEngine {
                         recorder,
                         &kernels::BATCH_NORM_EVAL,
                         &params,
-                        &[&buffers.z, &self.params, &self.running, &buffers.a],
+                        [&buffers.z, &self.params, &self.running, &buffers.a],
                         n,
                     )?;
                 }

@@ -614,14 +614,14 @@ impl GpuEngine {
                 recorder,
                 &kernels::REDUCE_PARTIALS,
                 &params,
-                &[a, b, &self.reduce_partials],
+                [a, b, &self.reduce_partials],
                 kernels::REDUCE_PARTIALS_COUNT as u32,
             )?,
             PartialHalf::WithOptimizerStep(optimizer) => self.ops.run(
                 recorder,
                 &kernels::GRADIENT_NORM_AND_OPTIMIZER,
                 &GradientNormAndOptimizerParams::new(range.len(), mode, optimizer),
-                &[a, b, &self.reduce_partials, &self.params, &self.first, &self.second],
+                [a, b, &self.reduce_partials, &self.params, &self.first, &self.second],
                 kernels::REDUCE_PARTIALS_COUNT as u32,
             )?,
         }
@@ -629,7 +629,7 @@ impl GpuEngine {
             recorder,
             &kernels::REDUCE_SERIAL,
             &params,
-            &[serial_input, &self.reduce_partials, &self.scalars],
+            [serial_input, &self.reduce_partials, &self.scalars],
         )
     }
 
@@ -658,7 +658,7 @@ impl GpuEngine {
             recorder,
             &kernels::OPTIMIZER,
             &params,
-            &[&self.grads, &self.params, &self.first, &self.second],
+            [&self.grads, &self.params, &self.first, &self.second],
             p,
         )
     }
@@ -866,7 +866,7 @@ impl GpuEngine {
                         &mut recorder,
                         &kernels::CLIP,
                         &params,
-                        &[&self.scalars, &self.grads],
+                        [&self.scalars, &self.grads],
                         p as u32,
                     )?;
                 }

@@ -8,8 +8,10 @@
 //! (tests/shaders.rs) checks `P`'s size, field names, types and offsets against naga's layout of
 //! the generated struct, and that no `.wgsl` writes a uniform or a mode code by hand.
 //!
-//! Adding a kernel: its `.wgsl` file, its parameter struct and constant here, and its entry in
-//! [`ALL`] (the test fails until a `.wgsl` file is listed there).
+//! Adding a kernel: its `.wgsl` file (storage bindings from 1, no uniform), its parameter struct
+//! and its constant here (its index in [`ALL`], name, source, workgroup size and storage
+//! accesses, which the naga test checks against the shader), and its entry in [`ALL`] (the test
+//! fails until a `.wgsl` file is listed there).
 
 use std::marker::PhantomData;
 
@@ -44,12 +46,18 @@ macro_rules! kernel_params {
 /// What the pipeline builder and the validation test need of a kernel, whatever its parameters.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelInfo {
+    /// Its position in [`ALL`].
+    pub index: usize,
     pub name: &'static str,
     pub source: &'static str,
     pub entry_point: &'static str,
     pub params_name: &'static str,
     pub params_size: usize,
     pub params_fields: &'static [(&'static str, usize, &'static str)],
+    /// Invocations per workgroup (`@workgroup_size`).
+    pub workgroup_size: u32,
+    /// Its storage buffers, bindings 1, 2, ..., in order.
+    pub storage: &'static [Access],
 }
 
 /// The mode codes the kernels compare with, as WGSL constants: generated into every kernel
@@ -92,8 +100,10 @@ impl KernelInfo {
 }
 
 /// A compute shader whose dispatches take parameters of type `P`.
+/// A compute shader whose dispatches take parameters of type `P` and `N` storage buffers (at
+/// bindings 1 to N): a typed handle, found by its index in [`ALL`], never by its name.
 #[derive(Debug)]
-pub struct Kernel<P> {
+pub struct Kernel<P, const N: usize> {
     pub info: KernelInfo,
     params: PhantomData<fn(P)>,
 }
@@ -101,22 +111,42 @@ pub struct Kernel<P> {
 /// Dispatch constants live in 256-byte uniform slots (WebGPU's minimum offset alignment).
 pub const MAX_PARAMS_BYTES: usize = 256;
 
-impl<P: KernelParams> Kernel<P> {
-    const fn new(name: &'static str, source: &'static str) -> Self {
+impl<P: KernelParams, const N: usize> Kernel<P, N> {
+    /// Kernel `index` of [`ALL`], running `workgroup_size` invocations per workgroup, binding its
+    /// storage buffers as `storage` says (both checked against the WGSL by tests/shaders.rs).
+    const fn new(
+        index: usize,
+        name: &'static str,
+        source: &'static str,
+        workgroup_size: u32,
+        storage: &'static [Access; N],
+    ) -> Self {
         assert!(size_of::<P>() <= MAX_PARAMS_BYTES);
         Self {
             info: KernelInfo {
+                index,
                 name,
                 source,
                 entry_point: "main",
                 params_name: P::NAME,
                 params_size: size_of::<P>(),
                 params_fields: P::FIELDS,
+                workgroup_size,
+                storage,
             },
             params: PhantomData,
         }
     }
 }
+
+/// How a kernel binds a storage buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    ReadWrite,
+}
+
+use Access::{Read as R, ReadWrite as RW};
 
 /// Activation codes of the WGSL kernels (kernels/shared/activation.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,44 +553,65 @@ macro_rules! norm_kernel {
     };
 }
 
-pub const LINEAR_FORWARD: Kernel<LinearForwardParams> = Kernel::new(
+pub const LINEAR_FORWARD: Kernel<LinearForwardParams, 4> = Kernel::new(
+    0,
     "linear_forward",
     concat!(
         include_str!("shared/activation.wgsl"),
         include_str!("shared/linear_forward_vec4_block.wgsl"),
         include_str!("linear_forward.wgsl")
     ),
+    64,
+    &[R, R, RW, RW],
 );
-pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams> =
-    Kernel::new("linear_forward_scalar", with_activations!("linear_forward_scalar.wgsl"));
-pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams> = Kernel::new(
+pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams, 4> = Kernel::new(
+    1,
+    "linear_forward_scalar",
+    with_activations!("linear_forward_scalar.wgsl"),
+    64,
+    &[R, R, RW, RW],
+);
+pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams, 4> = Kernel::new(
+    2,
     "linear_forward_vec4_out",
     concat!(
         include_str!("shared/activation.wgsl"),
         include_str!("shared/linear_forward_vec4_out_block.wgsl"),
         include_str!("linear_forward_vec4_out.wgsl")
     ),
+    16,
+    &[R, R, RW, RW],
 );
-pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    3,
     "linear_parameter_gradient",
     concat!(
         include_str!("shared/grads4.wgsl"),
         include_str!("shared/linear_parameter_gradient_block.wgsl"),
         include_str!("linear_parameter_gradient.wgsl")
     ),
+    16,
+    &[R, R, RW],
 );
-pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    4,
     "linear_parameter_gradient_scalar",
     include_str!("linear_parameter_gradient_scalar.wgsl"),
+    16,
+    &[R, R, RW],
 );
-pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    5,
     "linear_parameter_gradient_vec4_out",
     concat!(
         include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
         include_str!("linear_parameter_gradient_vec4_out.wgsl")
     ),
+    8,
+    &[R, R, RW],
 );
-pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams> = Kernel::new(
+pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams, 5> = Kernel::new(
+    6,
     "first_and_output_parameter_gradients",
     concat!(
         include_str!("shared/grads4.wgsl"),
@@ -568,8 +619,11 @@ pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams> = K
         include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
         include_str!("first_and_output_parameter_gradients.wgsl")
     ),
+    8,
+    &[R, R, RW, R, R],
 );
-pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardParams> = Kernel::new(
+pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardParams, 8> = Kernel::new(
+    7,
     "first_and_output_gradients_and_forward",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -579,16 +633,22 @@ pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardPara
         include_str!("shared/linear_forward_vec4_out_block.wgsl"),
         include_str!("first_and_output_gradients_and_forward.wgsl")
     ),
+    8,
+    &[R, R, RW, R, R, R, RW, RW],
 );
-pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams, 4> = Kernel::new(
+    8,
     "linear_input_gradient",
     concat!(
         include_str!("shared/activation.wgsl"),
         include_str!("shared/linear_input_gradient_block.wgsl"),
         include_str!("linear_input_gradient.wgsl")
     ),
+    32,
+    &[R, R, R, RW],
 );
-pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams, 6> = Kernel::new(
+    10,
     "linear_backward",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -597,28 +657,53 @@ pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams> = Kernel::new(
         include_str!("shared/linear_input_gradient_block.wgsl"),
         include_str!("linear_backward.wgsl")
     ),
+    16,
+    &[R, R, RW, R, R, RW],
 );
-pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams> = Kernel::new(
+pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 4> = Kernel::new(
+    9,
     "linear_input_gradient_scalar",
     with_activations!("linear_input_gradient_scalar.wgsl"),
+    64,
+    &[R, R, R, RW],
 );
-pub const NORM_FORWARD: Kernel<NormParams> =
-    Kernel::new("norm_forward", norm_kernel!("norm_forward.wgsl", running_stats));
-pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
+pub const NORM_FORWARD: Kernel<NormParams, 7> = Kernel::new(
+    11,
+    "norm_forward",
+    norm_kernel!("norm_forward.wgsl", running_stats),
+    16,
+    &[R, R, RW, RW, RW, RW, RW],
+);
+pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams, 7> = Kernel::new(
+    12,
     "norm_forward_across_sets",
     norm_kernel!("norm_forward_across_sets.wgsl", running_stats),
+    4,
+    &[R, R, RW, RW, RW, RW, RW],
 );
-pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
+pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
+    13,
     "norm_forward_within_sets",
     norm_kernel!("norm_forward_within_sets.wgsl"),
+    16,
+    &[R, R, RW, RW, RW, RW],
 );
-pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams> = Kernel::new(
+pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams, 6> = Kernel::new(
+    14,
     "norm_backward_across_sets",
     norm_kernel!("norm_backward_across_sets.wgsl"),
+    4,
+    &[R, R, R, R, RW, RW],
 );
-pub const NORM_BACKWARD_INPUT: Kernel<NormParams> =
-    Kernel::new("norm_backward_input", norm_kernel!("norm_backward_input.wgsl"));
-pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
+pub const NORM_BACKWARD_INPUT: Kernel<NormParams, 5> = Kernel::new(
+    15,
+    "norm_backward_input",
+    norm_kernel!("norm_backward_input.wgsl"),
+    16,
+    &[R, R, R, R, RW],
+);
+pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
+    16,
     "norm_backward_within_sets",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -626,29 +711,53 @@ pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams> = Kernel::new(
         include_str!("shared/norm_parameter_gradient_quad.wgsl"),
         include_str!("norm_backward_within_sets.wgsl")
     ),
+    16,
+    &[R, R, R, R, RW, RW],
 );
-pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams> =
-    Kernel::new("norm_backward_params", include_str!("norm_backward_params.wgsl"));
-pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams> = Kernel::new(
+pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams, 3> = Kernel::new(
+    17,
+    "norm_backward_params",
+    include_str!("norm_backward_params.wgsl"),
+    16,
+    &[R, R, RW],
+);
+pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams, 3> = Kernel::new(
+    18,
     "norm_backward_params_across_features",
     concat!(
         include_str!("shared/norm_parameter_gradient_quad.wgsl"),
         include_str!("norm_backward_params_across_features.wgsl")
     ),
+    4,
+    &[R, R, RW],
 );
-pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams> =
-    Kernel::new("batch_norm_eval", with_activations!("batch_norm_eval.wgsl"));
-pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams> =
-    Kernel::new("output_cross_entropy", with_activations!("output_cross_entropy.wgsl"));
-pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams> = Kernel::new(
+pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams, 4> = Kernel::new(
+    19,
+    "batch_norm_eval",
+    with_activations!("batch_norm_eval.wgsl"),
+    64,
+    &[R, R, R, RW],
+);
+pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams, 8> = Kernel::new(
+    20,
+    "output_cross_entropy",
+    with_activations!("output_cross_entropy.wgsl"),
+    16,
+    &[R, R, R, RW, RW, RW, RW, RW],
+);
+pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams, 8> = Kernel::new(
+    21,
     "output_cross_entropy_vec4",
     concat!(
         include_str!("shared/activation.wgsl"),
         include_str!("shared/output_cross_entropy_row.wgsl"),
         include_str!("output_cross_entropy_vec4.wgsl")
     ),
+    16,
+    &[R, R, R, RW, RW, RW, RW, RW],
 );
-pub const TOP_LAYER_AND_OUTPUT: Kernel<TopLayerAndOutputParams> = Kernel::new(
+pub const TOP_LAYER_AND_OUTPUT: Kernel<TopLayerAndOutputParams, 7> = Kernel::new(
+    22,
     "top_layer_and_output",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -656,30 +765,42 @@ pub const TOP_LAYER_AND_OUTPUT: Kernel<TopLayerAndOutputParams> = Kernel::new(
         include_str!("shared/output_cross_entropy_row.wgsl"),
         include_str!("top_layer_and_output.wgsl")
     ),
+    16,
+    &[R, R, R, RW, RW, RW, RW],
 );
-pub const REDUCE_PARTIALS: Kernel<ReduceParams> = Kernel::new(
+pub const REDUCE_PARTIALS: Kernel<ReduceParams, 3> = Kernel::new(
+    23,
     "reduce_partials",
     concat!(
         include_str!("shared/reduce_terms.wgsl"),
         include_str!("reduce_partials.wgsl")
     ),
+    64,
+    &[R, R, RW],
 );
-pub const REDUCE_SERIAL: Kernel<ReduceParams> = Kernel::new("reduce_serial", include_str!("reduce_serial.wgsl"));
-pub const CLIP: Kernel<ClipParams> = Kernel::new("clip", include_str!("clip.wgsl"));
-pub const OPTIMIZER: Kernel<OptimizerParams> = Kernel::new(
+pub const REDUCE_SERIAL: Kernel<ReduceParams, 3> =
+    Kernel::new(24, "reduce_serial", include_str!("reduce_serial.wgsl"), 1, &[R, RW, RW]);
+pub const CLIP: Kernel<ClipParams, 2> = Kernel::new(25, "clip", include_str!("clip.wgsl"), 64, &[RW, RW]);
+pub const OPTIMIZER: Kernel<OptimizerParams, 4> = Kernel::new(
+    26,
     "optimizer",
     concat!(
         include_str!("shared/optimizer_update.wgsl"),
         include_str!("optimizer.wgsl")
     ),
+    64,
+    &[R, RW, RW, RW],
 );
-pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams> = Kernel::new(
+pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams, 6> = Kernel::new(
+    27,
     "gradient_norm_and_optimizer",
     concat!(
         include_str!("shared/reduce_terms.wgsl"),
         include_str!("shared/optimizer_update.wgsl"),
         include_str!("gradient_norm_and_optimizer.wgsl")
     ),
+    64,
+    &[R, R, RW, RW, RW, RW],
 );
 
 /// All kernels, for the validation test and for building pipelines.
