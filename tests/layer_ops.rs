@@ -15,6 +15,7 @@ use gradlab::gpu::context::GpuContext;
 use gradlab::gpu::kernels::{ActivationCode, LinearBackwardParams, LinearForwardParams, OutputParams};
 use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
+use gradlab::gpu::GpuError;
 use gradlab::sim::model::Activation;
 use gradlab::sim::reference::{backward, forward, linear};
 use gradlab::sim::rng::SeededRng;
@@ -1930,7 +1931,15 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         .linear_forward(&mut recorder, params, &small, &small, &small, &small)
         .unwrap_err();
     assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
-    assert!(error.to_string().contains("input holds 4 values"), "{error}");
+    // 10 rows x 3 inputs in a buffer of 4 values (16 bytes).
+    assert_eq!(
+        error,
+        GpuError::BufferTooSmall {
+            what: "input",
+            bytes: 16,
+            needed: 4 * 30
+        }
+    );
     // The one-dispatch backward checks both halves first, also where it falls back to two
     // kernels (fan_in 3): a too-small input gradient records not even the parameter gradients.
     let large = gpu.context.zeroed_buffer("large", 64);
@@ -1948,7 +1957,17 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
             .linear_backward(&mut recorder, params, &large, &large, &large, &large, &large, &small)
             .unwrap_err();
         assert_eq!(recorder.dispatch_count(), 0, "fan_in {fan_in}: nothing was recorded");
-        assert!(error.to_string().contains("input gradient holds 4 values"), "{error}");
+        assert!(
+            matches!(
+                error,
+                GpuError::BufferTooSmall {
+                    what: "input gradient",
+                    bytes: 16,
+                    ..
+                }
+            ),
+            "{error}"
+        );
     }
     // More workgroups than a dispatch may have: refused, not left to the device's validation.
     let limit = gpu.context.device.limits().max_compute_workgroups_per_dimension;
@@ -1961,7 +1980,14 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         .run(&mut recorder, kernel, &clip, [&small, &small], (limit + 1) * size)
         .unwrap_err();
     assert_eq!(recorder.dispatch_count(), 0, "nothing was recorded");
-    assert!(error.to_string().contains("workgroups, more than the"), "{error}");
+    assert_eq!(
+        error,
+        GpuError::TooManyWorkgroups {
+            kernel: "clip",
+            workgroups: limit + 1,
+            limit
+        }
+    );
     gpu.ops
         .run(&mut recorder, kernel, &clip, [&small, &small], limit * size)
         .unwrap();
@@ -1980,5 +2006,5 @@ fn gpu_validation_errors_surface_as_typed_errors() {
     });
     let good = gpu.context.storage_buffer("good", &[1.0, 2.0]);
     let error = pollster::block_on(read_f32(&gpu.context, &good, 2)).unwrap_err();
-    assert!(matches!(error, gradlab::gpu::GpuError::Validation(_)), "{error}");
+    assert!(matches!(error, GpuError::Validation(_)), "{error}");
 }

@@ -78,9 +78,7 @@ impl GpuLab {
             }
             if self.lab.snapshots() && !diverged_before {
                 let snapshots = self.lab.runs_mut()[i].backend.read_snapshots().await?;
-                self.lab
-                    .set_trace(i, &snapshots)
-                    .map_err(|e| GpuError::Shape(e.to_string()))?;
+                self.lab.set_trace(i, &snapshots).map_err(GpuError::Data)?;
             }
             parameters.push(if diverged_before {
                 Vec::new()
@@ -100,7 +98,7 @@ impl GpuLab {
     pub async fn predict(&self, run: usize, points: &[f64]) -> Result<Vec<f64>, GpuError> {
         match self.lab.runs().get(run) {
             Some(run) => run.backend.predict_points(points).await,
-            None => Err(GpuError::Shape(format!("there is no run {run}"))),
+            None => Err(GpuError::NoRun(run)),
         }
     }
 
@@ -108,7 +106,7 @@ impl GpuLab {
     pub async fn buffers(&self, run: usize) -> Result<Vec<f64>, GpuError> {
         match self.lab.runs().get(run) {
             Some(run) => run.backend.read_buffers().await,
-            None => Err(GpuError::Shape(format!("there is no run {run}"))),
+            None => Err(GpuError::NoRun(run)),
         }
     }
 

@@ -29,6 +29,33 @@ pub enum GpuError {
     DeviceLost(String),
     #[error("reading results back from the GPU failed: {0}")]
     Readback(String),
+    /// A buffer smaller than a dispatch or a readback needs.
+    #[error("the {what} buffer holds {bytes} bytes, {needed} are needed")]
+    BufferTooSmall {
+        what: &'static str,
+        bytes: u64,
+        needed: u64,
+    },
+    /// A dispatch with more workgroups than the device allows in one dimension.
+    #[error("{kernel} needs {workgroups} workgroups, more than the {limit} a dispatch may have")]
+    TooManyWorkgroups {
+        kernel: &'static str,
+        workgroups: u32,
+        limit: u32,
+    },
+    /// More items than the engine's buffers were sized for.
+    #[error("{items} items in a {what} do not fit the {capacity} the engine was sized for")]
+    OverCapacity {
+        what: &'static str,
+        items: usize,
+        capacity: usize,
+    },
+    /// Data that does not fit the model, as the simulation layer's checks found.
+    #[error("the data does not fit the model: {0}")]
+    Data(#[source] crate::sim::SimError),
+    #[error("there is no run {0}")]
+    NoRun(usize),
+    /// A shape a kernel cannot take (a precondition of its dispatch).
     #[error("shape mismatch before dispatch: {0}")]
     Shape(String),
 }

@@ -109,12 +109,14 @@ fn check_whole_vec4s(buffers: &[&wgpu::Buffer]) -> Result<(), GpuError> {
     }
 }
 
-fn check(buffer: &wgpu::Buffer, needed: u64, what: &str) -> Result<(), GpuError> {
+/// `buffer` must hold `needed` f32 values.
+fn check(buffer: &wgpu::Buffer, needed: u64, what: &'static str) -> Result<(), GpuError> {
     if buffer_len(buffer) < needed {
-        return Err(GpuError::Shape(format!(
-            "{what} holds {} values, the dispatch needs {needed}",
-            buffer_len(buffer)
-        )));
+        return Err(GpuError::BufferTooSmall {
+            what,
+            bytes: buffer.size(),
+            needed: 4 * needed,
+        });
     }
     Ok(())
 }
@@ -448,10 +450,11 @@ impl GpuOps {
         let index = self.kernel_index(&kernel.info);
         let workgroups = invocations.div_ceil(kernel.info.workgroup_size).max(1);
         if workgroups > self.max_workgroups {
-            return Err(GpuError::Shape(format!(
-                "{} needs {workgroups} workgroups, more than the {} a dispatch may have",
-                kernel.info.name, self.max_workgroups
-            )));
+            return Err(GpuError::TooManyWorkgroups {
+                kernel: kernel.info.name,
+                workgroups,
+                limit: self.max_workgroups,
+            });
         }
         recorder.dispatch(index, bytemuck::bytes_of(params), &buffers, workgroups);
         Ok(())

@@ -29,19 +29,21 @@ pub async fn read_f32_and_timestamps(
 ) -> Result<(Vec<f32>, Vec<u64>), GpuError> {
     let bytes = (4 * len) as u64;
     if bytes > source.size() {
-        return Err(GpuError::Shape(format!(
-            "reading {bytes} bytes from a buffer of {}",
-            source.size()
-        )));
+        return Err(GpuError::BufferTooSmall {
+            what: "readback source",
+            bytes: source.size(),
+            needed: bytes,
+        });
     }
     let value_bytes = bytes.max(4).min(source.size());
     let count = queries.map_or(0, |q| q.count);
     let tick_bytes = u64::from(count) * 8;
     if let Some(q) = queries.filter(|q| tick_bytes > q.resolve.size()) {
-        return Err(GpuError::Shape(format!(
-            "resolving {count} timestamps into a buffer of {} bytes",
-            q.resolve.size()
-        )));
+        return Err(GpuError::BufferTooSmall {
+            what: "timestamp resolve",
+            bytes: q.resolve.size(),
+            needed: tick_bytes,
+        });
     }
     // The timestamps follow the values, 8-byte aligned.
     let tick_offset = value_bytes.next_multiple_of(8);

@@ -50,5 +50,43 @@ pub enum SimError {
     UnknownScenario(String),
     /// An engine failed (GPU validation error, device lost, readback failure).
     #[error("{0}")]
-    Engine(String),
+    Engine(#[source] EngineError),
 }
+
+/// An engine's failure with its source error kept (the simulation layer knows no engine's
+/// error type): its message names the engine.
+#[derive(Debug, Clone)]
+pub struct EngineError {
+    pub engine: &'static str,
+    pub source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+}
+
+impl EngineError {
+    pub fn new(engine: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            engine,
+            source: std::sync::Arc::new(source),
+        }
+    }
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.engine, self.source)
+    }
+}
+
+impl std::error::Error for EngineError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Two failures are the same when they say the same (errors do not compare otherwise).
+impl PartialEq for EngineError {
+    fn eq(&self, other: &Self) -> bool {
+        self.engine == other.engine && self.source.to_string() == other.source.to_string()
+    }
+}
+
+impl Eq for EngineError {}

@@ -705,23 +705,24 @@ impl GpuEngine {
 
     /// The shared checks, plus the engine's own capacity.
     fn check_batch(&self, batch: &StepBatch) -> Result<(), GpuError> {
-        batch.check(&self.layout).map_err(|e| GpuError::Shape(e.to_string()))?;
+        batch.check(&self.layout).map_err(GpuError::Data)?;
         if batch.item_count() > self.capacity.step_items {
-            return Err(GpuError::Shape(format!(
-                "a step of {} items does not fit the {} the engine was sized for",
-                batch.item_count(),
-                self.capacity.step_items
-            )));
+            return Err(GpuError::OverCapacity {
+                what: "step",
+                items: batch.item_count(),
+                capacity: self.capacity.step_items,
+            });
         }
         if let Some(range) = batch
             .micro_batches
             .iter()
             .find(|r| r.len() > self.capacity.micro_batch_items)
         {
-            return Err(GpuError::Shape(format!(
-                "micro-batch rows {range:?} do not fit a workspace of {} rows",
-                self.capacity.micro_batch_items
-            )));
+            return Err(GpuError::OverCapacity {
+                what: "micro-batch",
+                items: range.len(),
+                capacity: self.capacity.micro_batch_items,
+            });
         }
         Ok(())
     }
@@ -807,9 +808,7 @@ impl GpuEngine {
                     item_weight,
                 } => {
                     self.sum_losses(&mut recorder, deferred_losses.take())?;
-                    let rows = batch
-                        .micro_batch(micro_batch)
-                        .map_err(|e| GpuError::Shape(e.to_string()))?;
+                    let rows = batch.micro_batch(micro_batch).map_err(GpuError::Data)?;
                     let source = Source {
                         inputs: &self.batch_inputs,
                         labels: &self.batch_labels,
@@ -1150,7 +1149,7 @@ impl GpuEngine {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn engine_error(error: GpuError) -> SimError {
-    SimError::Engine(format!("GPU engine: {error}"))
+    SimError::Engine(crate::sim::EngineError::new("GPU engine", error))
 }
 
 /// Natively the engine serves the synchronous `TrainingBackend` by blocking on readback
