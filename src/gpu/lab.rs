@@ -6,7 +6,7 @@ use super::context::GpuContext;
 use super::engine::GpuEngine;
 use super::ops::GpuOps;
 use super::GpuError;
-use crate::sim::lab::{Lab, LabConfig};
+use crate::sim::lab::{Lab, LabConfig, RunResults};
 use crate::sim::SimError;
 
 /// Errors of building a GPU lab: a bad config, or the GPU itself.
@@ -64,29 +64,26 @@ impl GpuLab {
             }
             self.context.queue.submit(commands);
         }
-        let mut parameters = Vec::with_capacity(self.lab.runs().len());
+        let mut results = Vec::with_capacity(self.lab.runs().len());
         for i in 0..self.lab.runs().len() {
-            let diverged_before = self.lab.runs()[i].diverged_at.is_some();
-            let records = self.lab.runs_mut()[i].backend.read_records().await?;
-            let known = self.lab.runs()[i].history.len();
-            self.lab.push_records(i, records);
-            // The times of the steps whose records were kept (none after a divergence).
-            let run = &mut self.lab.runs_mut()[i];
-            let kept = run.history.len() - known;
-            for ms in run.backend.take_step_times().into_iter().take(kept) {
-                run.step_times.push(ms);
-            }
-            if self.lab.snapshots() && !diverged_before {
-                let snapshots = self.lab.runs_mut()[i].backend.read_snapshots().await?;
-                self.lab.set_trace(i, &snapshots).map_err(GpuError::Data)?;
-            }
-            parameters.push(if diverged_before {
-                Vec::new()
-            } else {
-                self.lab.runs()[i].backend.read_parameters().await?
+            let needs = self.lab.needs_from(i);
+            let backend = &mut self.lab.runs_mut()[i].backend;
+            results.push(RunResults {
+                records: backend.read_records().await?,
+                step_times: backend.take_step_times(),
+                snapshots: if needs.snapshots {
+                    backend.read_snapshots().await?
+                } else {
+                    Vec::new()
+                },
+                parameters: if needs.parameters {
+                    backend.read_parameters().await?
+                } else {
+                    Vec::new()
+                },
             });
         }
-        self.lab.set_parameter_distances(&parameters);
+        self.lab.finish_steps(results).map_err(GpuError::Data)?;
         // Errors the device reported outside any call (validation, loss) end the run here.
         if let Some(error) = self.context.take_errors().into_iter().next() {
             return Err(error);

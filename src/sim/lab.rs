@@ -254,7 +254,7 @@ impl<T: Real> Lab<ReferenceEngine<T>> {
             }
         }
         if !step.work.is_empty() {
-            self.end_step(&step.work)?;
+            self.end_step()?;
             step.work.clear();
         }
         Ok(true)
@@ -535,6 +535,43 @@ impl<B> Lab<B> {
         work
     }
 
+    /// What the lab needs back from run `run` after its steps, asked before they are booked:
+    /// nothing from a run that had diverged before them; its parameters (for the distances);
+    /// its snapshots while tracing.
+    pub fn needs_from(&self, run: usize) -> RunNeeds {
+        let live = self.runs.get(run).is_some_and(|r| r.diverged_at.is_none());
+        RunNeeds {
+            parameters: live,
+            snapshots: live && self.metric_ops.snapshots,
+        }
+    }
+
+    /// Books what every run's engine produced over one or more steps (its records up to a
+    /// divergence, the times of the steps kept, its trace, parameter distances): the one path of
+    /// the synchronous lab and the asynchronous GPU lab. `results[i]` holds what
+    /// [`Lab::needs_from`]`(i)` asked for, asked before this call.
+    pub fn finish_steps(&mut self, results: Vec<RunResults>) -> Result<(), SimError> {
+        let mut parameters = Vec::with_capacity(results.len());
+        for (i, result) in results.into_iter().enumerate() {
+            let needs = self.needs_from(i);
+            let known = self.runs.get(i).map_or(0, |r| r.history.len());
+            self.push_records(i, result.records);
+            if let Some(run) = self.runs.get_mut(i) {
+                // The times of the steps whose records were kept (none after a divergence).
+                let kept = run.history.len() - known;
+                for ms in result.step_times.into_iter().take(kept) {
+                    run.step_times.push(ms);
+                }
+            }
+            if needs.snapshots {
+                self.set_trace(i, &result.snapshots)?;
+            }
+            parameters.push(result.parameters);
+        }
+        self.set_parameter_distances(&parameters);
+        Ok(())
+    }
+
     /// Appends the records an engine produced for run `run`, up to and including the first
     /// that is not finite: there the run has diverged, and what an engine computed after it (a
     /// GPU trains several steps before reading any back) is dropped.
@@ -620,37 +657,32 @@ impl<B: TrainingBackend> Lab<B> {
                 run.backend.execute(work.step, &work.plan, &work.batch)?;
             }
         }
-        self.end_step(&work)
+        self.end_step()
     }
 
-    /// After every run has executed `work`: their records, divergence and parameter distances.
-    fn end_step(&mut self, work: &[Option<RunStepWork>]) -> Result<(), SimError> {
-        let parameters = self
-            .runs
-            .iter()
-            .zip(work)
-            .map(|(run, work)| match work {
-                Some(_) => run.backend.parameters(),
-                None => Ok(Vec::new()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+    /// After every run has executed its step: what each engine produced, through the one
+    /// bookkeeping path ([`Lab::finish_steps`]).
+    fn end_step(&mut self) -> Result<(), SimError> {
+        let mut results = Vec::with_capacity(self.runs.len());
         for i in 0..self.runs.len() {
-            let records = self.runs[i].backend.drain_records()?;
-            let known = self.runs[i].history.len();
-            self.push_records(i, records);
-            // The times of the steps whose records were kept (none after a divergence).
-            let run = &mut self.runs[i];
-            let kept = run.history.len() - known;
-            for ms in run.backend.drain_step_times().into_iter().take(kept) {
-                run.step_times.push(ms);
-            }
-            if self.metric_ops.snapshots && work.get(i).is_some_and(Option::is_some) {
-                let snapshots = self.runs[i].backend.drain_snapshots()?;
-                self.set_trace(i, &snapshots)?;
-            }
+            let needs = self.needs_from(i);
+            let backend = &mut self.runs[i].backend;
+            results.push(RunResults {
+                records: backend.drain_records()?,
+                step_times: backend.drain_step_times(),
+                snapshots: if needs.snapshots {
+                    backend.drain_snapshots()?
+                } else {
+                    Vec::new()
+                },
+                parameters: if needs.parameters {
+                    backend.parameters()?
+                } else {
+                    Vec::new()
+                },
+            });
         }
-        self.set_parameter_distances(&parameters);
-        Ok(())
+        self.finish_steps(results)
     }
 
     /// Up to `steps` optimizer steps, calling `progress(done)` after each; it stops early when
@@ -665,6 +697,24 @@ impl<B: TrainingBackend> Lab<B> {
         }
         Ok(())
     }
+}
+
+/// What [`Lab::finish_steps`] needs back from one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunNeeds {
+    pub parameters: bool,
+    pub snapshots: bool,
+}
+
+/// What one run's engine produced over the steps being booked; a vector the lab did not ask
+/// for ([`RunNeeds`]) stays empty.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunResults {
+    pub records: Vec<StepRecord>,
+    /// Milliseconds of each step, in order.
+    pub step_times: Vec<f64>,
+    pub snapshots: Vec<GradientSnapshot>,
+    pub parameters: Vec<f64>,
 }
 
 /// What a lab holds at its peak, estimated from its config and data before any engine is built,
