@@ -1189,7 +1189,7 @@ fn gpu_first_and_output_parameter_gradients_equal_the_two_kernels() {
 /// layer is the first), reads other data or is another layer, the two are recorded apart.
 #[test]
 fn gpu_first_and_output_gradients_with_the_next_forward_equal_the_separate_kernels() {
-    use gradlab::gpu::ops::FirstAndOutputGradients;
+    use gradlab::gpu::kernels::FirstAndOutputGradients;
     let Some(gpu) = Gpu::new() else { return };
     let mut rng = SeededRng::new(53);
     // (rows, next rows, fan_in, first layer's width, classes, how the forward is set up, kernels)

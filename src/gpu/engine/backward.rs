@@ -11,8 +11,9 @@
 //! reads the buffer it writes.
 
 use super::{norm_params, GpuEngine, Source, Workspace};
+use crate::gpu::kernels::FirstAndOutputGradients;
 use crate::gpu::kernels::{ActivationCode, LinearBackwardParams};
-use crate::gpu::ops::{FirstAndOutputGradients, Recorder};
+use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 
 impl GpuEngine {

@@ -12,8 +12,9 @@
 //! leaves the layer's z, the probabilities and the correctness unwritten, which nothing reads.
 
 use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
+use crate::gpu::kernels::FirstAndOutputGradients;
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
-use crate::gpu::ops::{FirstAndOutputGradients, GpuOps, Recorder};
+use crate::gpu::ops::{GpuOps, Recorder};
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 

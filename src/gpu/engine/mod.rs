@@ -12,11 +12,12 @@ mod backward;
 mod forward;
 
 use super::context::GpuContext;
+use super::kernels::FirstAndOutputGradients;
 use super::kernels::{
     self, ActivationCode, ClipParams, GradientNormAndOptimizerParams, NormParams, OptimizerKind, OptimizerParams,
     ReduceMode, ReduceParams,
 };
-use super::ops::{FirstAndOutputGradients, GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
+use super::ops::{GpuOps, Recorder, Submitter, TimestampSlots, TimingMark};
 use super::readback::{read_f32, read_f32_and_timestamps, Queries};
 use super::GpuError;
 use crate::sim::backend::StepBatch;

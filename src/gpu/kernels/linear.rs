@@ -1,0 +1,619 @@
+//! The linear layers: the forward (`z = x W^T + b`, the activation fused), the parameter and
+//! input gradients, and the fused dispatches of the first and the output layer; their
+//! parameters, how their rows lie in memory (vec4 or scalar kernels), shape checks and dispatch
+//! methods, beside their `.wgsl` files.
+
+#[allow(
+    unused_imports,
+    reason = "each family takes what it needs of the shared kernel definitions"
+)]
+use super::*;
+use crate::gpu::ops::{aligned, check, check_whole_vec4s, GpuOps, Recorder};
+use crate::gpu::GpuError;
+
+kernel_params! {
+    /// `z = x W^T + b` and `a = f(z)` of one linear layer (linear_forward.wgsl for vec4-aligned
+    /// shapes, linear_forward_scalar.wgsl for any).
+    pub struct LinearForwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        /// Offsets of W and b inside the parameter buffer.
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        /// Offset of the first input value inside the input buffer.
+        pub x_offset: u32,
+        /// An [`ActivationCode`]; identity writes `z` only.
+        pub activation: u32,
+        pub pad0: u32,
+    }
+}
+
+kernel_params! {
+    /// The backward of one linear layer: its parameter gradients (linear_parameter_gradient*.wgsl)
+    /// and the gradient at the input of the layer below with its activation's derivative
+    /// applied (linear_input_gradient*.wgsl), or both in one dispatch (linear_backward.wgsl).
+    /// Each kernel reads the fields it needs.
+    pub struct LinearBackwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        /// The [`ActivationCode`] whose derivative multiplies the input gradient.
+        pub activation_below: u32,
+        pub pad0: u32,
+    }
+}
+
+kernel_params! {
+    /// The parameter gradients of the first layer (its fields as in [`LinearBackwardParams`])
+    /// and of the output layer in one dispatch (first_and_output_parameter_gradients.wgsl).
+    pub struct FirstAndOutputParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        pub classes: u32,
+        /// The output layer's inputs per row (the top hidden layer's width).
+        pub output_fan_in: u32,
+        pub output_weight_offset: u32,
+        pub output_bias_offset: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+    }
+}
+
+kernel_params! {
+    /// [`FirstAndOutputParams`] and the first layer's forward of the next micro-batch in one
+    /// dispatch (first_and_output_gradients_and_forward.wgsl): the same layer, so the forward
+    /// shares `fan_in`, `fan_out` and the offsets of the weight and bias.
+    pub struct GradientsAndForwardParams {
+        pub rows: u32,
+        pub fan_in: u32,
+        pub fan_out: u32,
+        pub weight_offset: u32,
+        pub bias_offset: u32,
+        pub x_offset: u32,
+        pub classes: u32,
+        pub output_fan_in: u32,
+        pub output_weight_offset: u32,
+        pub output_bias_offset: u32,
+        /// The next micro-batch's rows and the offset of its first input.
+        pub forward_rows: u32,
+        pub forward_x_offset: u32,
+        /// The [`ActivationCode`] the forward applies.
+        pub activation: u32,
+        pub pad0: u32,
+        pub pad1: u32,
+        pub pad2: u32,
+    }
+}
+
+pub const LINEAR_FORWARD: Kernel<LinearForwardParams, 4> = Kernel::new(
+    0,
+    "linear_forward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_forward_vec4_block.wgsl"),
+        include_str!("linear_forward.wgsl")
+    ),
+    64,
+    &[R, R, RW, RW],
+);
+
+pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams, 4> = Kernel::new(
+    1,
+    "linear_forward_scalar",
+    with_activations!("linear_forward_scalar.wgsl"),
+    64,
+    &[R, R, RW, RW],
+);
+
+pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams, 4> = Kernel::new(
+    2,
+    "linear_forward_vec4_out",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_forward_vec4_out_block.wgsl"),
+        include_str!("linear_forward_vec4_out.wgsl")
+    ),
+    16,
+    &[R, R, RW, RW],
+);
+
+pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    3,
+    "linear_parameter_gradient",
+    concat!(
+        include_str!("shared/grads4.wgsl"),
+        include_str!("shared/linear_parameter_gradient_block.wgsl"),
+        include_str!("linear_parameter_gradient.wgsl")
+    ),
+    16,
+    &[R, R, RW],
+);
+
+pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    4,
+    "linear_parameter_gradient_scalar",
+    include_str!("linear_parameter_gradient_scalar.wgsl"),
+    16,
+    &[R, R, RW],
+);
+
+pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams, 3> = Kernel::new(
+    5,
+    "linear_parameter_gradient_vec4_out",
+    concat!(
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("linear_parameter_gradient_vec4_out.wgsl")
+    ),
+    8,
+    &[R, R, RW],
+);
+
+pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams, 5> = Kernel::new(
+    6,
+    "first_and_output_parameter_gradients",
+    concat!(
+        include_str!("shared/grads4.wgsl"),
+        include_str!("shared/output_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("first_and_output_parameter_gradients.wgsl")
+    ),
+    8,
+    &[R, R, RW, R, R],
+);
+
+pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardParams, 8> = Kernel::new(
+    7,
+    "first_and_output_gradients_and_forward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/grads4.wgsl"),
+        include_str!("shared/output_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
+        include_str!("shared/linear_forward_vec4_out_block.wgsl"),
+        include_str!("first_and_output_gradients_and_forward.wgsl")
+    ),
+    8,
+    &[R, R, RW, R, R, R, RW, RW],
+);
+
+pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams, 4> = Kernel::new(
+    8,
+    "linear_input_gradient",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/linear_input_gradient_block.wgsl"),
+        include_str!("linear_input_gradient.wgsl")
+    ),
+    32,
+    &[R, R, R, RW],
+);
+
+pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams, 6> = Kernel::new(
+    10,
+    "linear_backward",
+    concat!(
+        include_str!("shared/activation.wgsl"),
+        include_str!("shared/grads4.wgsl"),
+        include_str!("shared/linear_parameter_gradient_block.wgsl"),
+        include_str!("shared/linear_input_gradient_block.wgsl"),
+        include_str!("linear_backward.wgsl")
+    ),
+    16,
+    &[R, R, RW, R, R, RW],
+);
+
+pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 4> = Kernel::new(
+    9,
+    "linear_input_gradient_scalar",
+    with_activations!("linear_input_gradient_scalar.wgsl"),
+    64,
+    &[R, R, R, RW],
+);
+
+/// The parameter gradients of the first and the output layer of one micro-batch
+/// ([`GpuOps::first_and_output_parameter_gradients`]), the last dispatch of its backward, held
+/// until the next micro-batch's forward can share it
+/// ([`GpuOps::first_and_output_gradients_then_forward`]).
+#[derive(Debug, Clone)]
+pub struct FirstAndOutputGradients {
+    pub first: LinearBackwardParams,
+    pub output: LinearBackwardParams,
+    /// The first layer's input (the data) and the gradient at its output.
+    pub x: wgpu::Buffer,
+    pub dy: wgpu::Buffer,
+    /// The output layer's input (the top hidden layer's activations) and the logits' gradient.
+    pub a_top: wgpu::Buffer,
+    pub dlogits: wgpu::Buffer,
+    pub grads: wgpu::Buffer,
+}
+
+impl FirstAndOutputGradients {
+    /// Records the gradients on their own.
+    pub fn record(&self, ops: &GpuOps, recorder: &mut Recorder) -> Result<(), GpuError> {
+        ops.first_and_output_parameter_gradients(
+            recorder,
+            self.first,
+            self.output,
+            &self.x,
+            &self.dy,
+            &self.a_top,
+            &self.dlogits,
+            &self.grads,
+        )
+    }
+}
+
+/// Whether the first layer's and the output layer's parameter gradients take one dispatch: the
+/// first layer's outputs are whole vec4s, the output layer has at most four classes over a
+/// width of whole vec4s, and both have the same rows.
+pub(super) fn first_and_output_share_a_dispatch(first: &LinearBackwardParams, output: &LinearBackwardParams) -> bool {
+    let output_fits = aligned(&[output.fan_in]) && output.x_offset == 0 && output.fan_out <= MAX_CLASSES_IN_REGISTERS;
+    let first_fits = LinearLayout::for_parameter_gradient(first) == LinearLayout::Vec4Outputs;
+    first_fits && output_fits && output.rows == first.rows
+}
+
+/// The checks of a linear layer's forward, whichever kernel runs it.
+pub(super) fn check_forward(
+    p: &LinearForwardParams,
+    x: &wgpu::Buffer,
+    parameters: &wgpu::Buffer,
+    z: &wgpu::Buffer,
+    a: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
+    check(
+        parameters,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "parameters (weight)",
+    )?;
+    check(parameters, u64::from(p.bias_offset) + fan_out, "parameters (bias)")?;
+    check(z, rows * fan_out, "output")?;
+    if p.activation != ActivationCode::Identity as u32 {
+        check(a, rows * fan_out, "activation output")?;
+    }
+    Ok(())
+}
+
+/// How a linear layer's rows lie in memory, which picks its forward and parameter-gradient
+/// kernels (each asks for its own alignment: the forward's inputs and weights, the gradient's
+/// inputs and outputs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LinearLayout {
+    /// Whole vec4s throughout (linear_forward.wgsl, linear_parameter_gradient.wgsl).
+    Vec4,
+    /// Outputs in whole vec4s, inputs of any count, as the first layer of 2-D data
+    /// (linear_forward_vec4_out.wgsl, linear_parameter_gradient_vec4_out.wgsl: dy loaded four
+    /// at a time).
+    Vec4Outputs,
+    /// Any other shape (linear_forward_scalar.wgsl, linear_parameter_gradient_scalar.wgsl).
+    Scalar,
+}
+
+impl LinearLayout {
+    pub(super) fn new(vec4: bool, fan_out: u32) -> Self {
+        if vec4 {
+            LinearLayout::Vec4
+        } else if aligned(&[fan_out]) {
+            LinearLayout::Vec4Outputs
+        } else {
+            LinearLayout::Scalar
+        }
+    }
+
+    pub(super) fn for_forward(p: &LinearForwardParams) -> Self {
+        Self::new(aligned(&[p.fan_in, p.x_offset, p.weight_offset]), p.fan_out)
+    }
+
+    pub(super) fn for_parameter_gradient(p: &LinearBackwardParams) -> Self {
+        Self::new(aligned(&[p.fan_in, p.x_offset, p.fan_out]), p.fan_out)
+    }
+}
+
+/// The buffer sizes the parameter gradients of a linear layer read and write.
+pub(super) fn check_parameter_gradient(
+    p: &LinearBackwardParams,
+    x: &wgpu::Buffer,
+    dy: &wgpu::Buffer,
+    grads: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
+    check(dy, rows * fan_out, "upstream gradient")?;
+    check(
+        grads,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "gradients (weight)",
+    )?;
+    check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")
+}
+
+/// The buffer sizes the input gradient of a linear layer reads and writes.
+pub(super) fn check_input_gradient(
+    p: &LinearBackwardParams,
+    dy: &wgpu::Buffer,
+    parameters: &wgpu::Buffer,
+    u_below: &wgpu::Buffer,
+    du_below: &wgpu::Buffer,
+) -> Result<(), GpuError> {
+    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
+    check_nonempty(p.fan_in, p.fan_out)?;
+    check(dy, rows * fan_out, "upstream gradient")?;
+    check(
+        parameters,
+        u64::from(p.weight_offset) + fan_in * fan_out,
+        "parameters (weight)",
+    )?;
+    check(u_below, rows * fan_in, "activation input below")?;
+    check(du_below, rows * fan_in, "input gradient")
+}
+
+/// Jobs of the vec4 parameter-gradient block (4 outputs x 8 inputs each).
+pub(super) fn parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    (p.fan_out / 4) * p.fan_in.div_ceil(8)
+}
+
+/// Jobs of the vec4-output parameter-gradient block (4 outputs x 2 inputs each).
+pub(super) fn vec4_out_parameter_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    (p.fan_out / 4) * p.fan_in.div_ceil(2)
+}
+
+/// Jobs of the vec4 input-gradient block (8 rows x 8 inputs each).
+pub(super) fn input_gradient_blocks(p: &LinearBackwardParams) -> u32 {
+    p.rows.div_ceil(8) * p.fan_in.div_ceil(8)
+}
+
+/// The kernels index the last input and output (`fan_in - 1`); zero rows do nothing.
+pub(super) fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
+    if fan_in == 0 || fan_out == 0 {
+        return Err(GpuError::Shape(format!(
+            "a linear layer of {fan_in} inputs and {fan_out} outputs is empty"
+        )));
+    }
+    Ok(())
+}
+
+impl GpuOps {
+    /// `z = x W^T + b` and, unless `params.activation` is the identity, `a = f(z)`.
+    pub fn linear_forward(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearForwardParams,
+        x: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        check_forward(&p, x, parameters, z, a)?;
+        let buffers = [x, parameters, z, a];
+        match LinearLayout::for_forward(&p) {
+            LinearLayout::Vec4 => {
+                check_whole_vec4s(&[x, parameters])?;
+                let blocks = p.rows.div_ceil(8) * p.fan_out.div_ceil(4);
+                self.run(recorder, &LINEAR_FORWARD, &p, buffers, blocks)
+            }
+            LinearLayout::Vec4Outputs => {
+                check_whole_vec4s(&[z, a])?;
+                let blocks = p.rows.div_ceil(8) * (p.fan_out / 4);
+                self.run(recorder, &LINEAR_FORWARD_VEC4_OUT, &p, buffers, blocks)
+            }
+            LinearLayout::Scalar => {
+                let invocations = p.rows.div_ceil(2) * p.fan_out.div_ceil(16) * 4;
+                self.run(recorder, &LINEAR_FORWARD_SCALAR, &p, buffers, invocations)
+            }
+        }
+    }
+
+    /// Adds the weight and bias gradients of `dy` (at the layer's input `x`) into `grads`.
+    pub fn linear_parameter_gradient(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearBackwardParams,
+        x: &wgpu::Buffer,
+        dy: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        check_parameter_gradient(&p, x, dy, grads)?;
+        let buffers = [x, dy, grads];
+        match LinearLayout::for_parameter_gradient(&p) {
+            LinearLayout::Vec4 => {
+                check_whole_vec4s(&[x, dy])?;
+                let blocks = parameter_gradient_blocks(&p);
+                self.run(recorder, &LINEAR_PARAMETER_GRADIENT, &p, buffers, blocks)
+            }
+            LinearLayout::Vec4Outputs => {
+                check_whole_vec4s(&[dy])?;
+                let blocks = vec4_out_parameter_gradient_blocks(&p);
+                let kernel = &LINEAR_PARAMETER_GRADIENT_VEC4_OUT;
+                self.run(recorder, kernel, &p, buffers, blocks)
+            }
+            LinearLayout::Scalar => {
+                let invocations = p.fan_out.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
+                let kernel = &LINEAR_PARAMETER_GRADIENT_SCALAR;
+                self.run(recorder, kernel, &p, buffers, invocations)
+            }
+        }
+    }
+
+    /// The parameter gradients of the first layer (`first`: from the data `x` and its upstream
+    /// gradient `dy`) and of the output layer (`output`: from the top layer's activations
+    /// `a_top` and the logit gradient `dlogits`), added into `grads`. One dispatch where the
+    /// first layer takes its vec4-output kernel and the output layer has at most four classes
+    /// over a width that is a multiple of 4 (first_and_output_parameter_gradients.wgsl), else
+    /// the two kernels; the same numbers bit for bit.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn first_and_output_parameter_gradients(
+        &self,
+        recorder: &mut Recorder,
+        first: LinearBackwardParams,
+        output: LinearBackwardParams,
+        x: &wgpu::Buffer,
+        dy: &wgpu::Buffer,
+        a_top: &wgpu::Buffer,
+        dlogits: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        // Both halves' sizes are checked before anything is recorded, on either path.
+        check_parameter_gradient(&first, x, dy, grads)?;
+        check_parameter_gradient(&output, a_top, dlogits, grads)?;
+        if !first_and_output_share_a_dispatch(&first, &output) {
+            self.linear_parameter_gradient(recorder, output, a_top, dlogits, grads)?;
+            return self.linear_parameter_gradient(recorder, first, x, dy, grads);
+        }
+        check_whole_vec4s(&[dy, a_top])?;
+        let params = FirstAndOutputParams {
+            rows: first.rows,
+            fan_in: first.fan_in,
+            fan_out: first.fan_out,
+            weight_offset: first.weight_offset,
+            bias_offset: first.bias_offset,
+            x_offset: first.x_offset,
+            classes: output.fan_out,
+            output_fan_in: output.fan_in,
+            output_weight_offset: output.weight_offset,
+            output_bias_offset: output.bias_offset,
+            ..FirstAndOutputParams::default()
+        };
+        // The jobs of the two blocks, as the kernel splits its invocations.
+        let jobs = output.fan_in / 4 + vec4_out_parameter_gradient_blocks(&first);
+        let buffers = [x, dy, grads, a_top, dlogits];
+        self.run(recorder, &FIRST_AND_OUTPUT_PARAMETER_GRADIENTS, &params, buffers, jobs)
+    }
+
+    /// [`GpuOps::first_and_output_parameter_gradients`] of one micro-batch, then
+    /// [`GpuOps::linear_forward`] of the first layer for the next: in one dispatch
+    /// (first_and_output_gradients_and_forward.wgsl, the numbers of the separate kernels bit for
+    /// bit) where the gradients share a dispatch, the forward takes its vec4-output kernel, it is
+    /// the same layer reading the same data, and it writes nothing the gradients read; as the
+    /// two otherwise.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn first_and_output_gradients_then_forward(
+        &self,
+        recorder: &mut Recorder,
+        gradients: &FirstAndOutputGradients,
+        forward: LinearForwardParams,
+        x: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let g = gradients;
+        let (first, output) = (g.first, g.output);
+        check_parameter_gradient(&first, &g.x, &g.dy, &g.grads)?;
+        check_parameter_gradient(&output, &g.a_top, &g.dlogits, &g.grads)?;
+        check_forward(&forward, x, parameters, z, a)?;
+        let same_layer = (
+            forward.fan_in,
+            forward.fan_out,
+            forward.weight_offset,
+            forward.bias_offset,
+        ) == (first.fan_in, first.fan_out, first.weight_offset, first.bias_offset);
+        let read_by_gradients = [&g.x, &g.dy, &g.a_top, &g.dlogits, &g.grads];
+        let apart = !read_by_gradients.contains(&z) && !read_by_gradients.contains(&a) && *parameters != g.grads;
+        let fits = first_and_output_share_a_dispatch(&first, &output)
+            && LinearLayout::for_forward(&forward) == LinearLayout::Vec4Outputs
+            && forward.rows > 0;
+        if !(fits && same_layer && apart && *x == g.x) {
+            self.first_and_output_parameter_gradients(
+                recorder, first, output, &g.x, &g.dy, &g.a_top, &g.dlogits, &g.grads,
+            )?;
+            return self.linear_forward(recorder, forward, x, parameters, z, a);
+        }
+        check_whole_vec4s(&[&g.dy, &g.a_top, z, a])?;
+        let params = GradientsAndForwardParams {
+            rows: first.rows,
+            fan_in: first.fan_in,
+            fan_out: first.fan_out,
+            weight_offset: first.weight_offset,
+            bias_offset: first.bias_offset,
+            x_offset: first.x_offset,
+            classes: output.fan_out,
+            output_fan_in: output.fan_in,
+            output_weight_offset: output.weight_offset,
+            output_bias_offset: output.bias_offset,
+            forward_rows: forward.rows,
+            forward_x_offset: forward.x_offset,
+            activation: forward.activation,
+            ..GradientsAndForwardParams::default()
+        };
+        // The jobs of the three blocks, as the kernel splits its invocations.
+        let jobs = output.fan_in / 4
+            + vec4_out_parameter_gradient_blocks(&first)
+            + forward.rows.div_ceil(8) * (forward.fan_out / 4);
+        let buffers = [x, &g.dy, &g.grads, &g.a_top, &g.dlogits, parameters, z, a];
+        self.run(
+            recorder,
+            &FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD,
+            &params,
+            buffers,
+            jobs,
+        )
+    }
+
+    /// The backward of a linear layer above another: [`GpuOps::linear_parameter_gradient`] and
+    /// [`GpuOps::linear_input_gradient`], in one dispatch where both take their vec4 kernels
+    /// (linear_backward.wgsl), the same numbers bit for bit.
+    #[allow(clippy::too_many_arguments, reason = "one buffer per binding of the kernel")]
+    pub fn linear_backward(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearBackwardParams,
+        x: &wgpu::Buffer,
+        dy: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        u_below: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        // Both halves' sizes are checked before anything is recorded, on either path.
+        check_parameter_gradient(&p, x, dy, grads)?;
+        check_input_gradient(&p, dy, parameters, u_below, du_below)?;
+        if !aligned(&[p.fan_in, p.x_offset, p.fan_out, p.weight_offset]) {
+            self.linear_parameter_gradient(recorder, p, x, dy, grads)?;
+            return self.linear_input_gradient(recorder, p, dy, parameters, u_below, du_below);
+        }
+        check_whole_vec4s(&[x, dy, parameters, u_below, du_below])?;
+        // The jobs of the two vec4 kernels, as linear_backward.wgsl splits its invocations.
+        let jobs = parameter_gradient_blocks(&p) + input_gradient_blocks(&p);
+        let buffers = [x, dy, grads, parameters, u_below, du_below];
+        self.run(recorder, &LINEAR_BACKWARD, &p, buffers, jobs)
+    }
+
+    /// Writes `du_below = (dy W) * f'(u_below)`, the gradient at the input of the activation
+    /// below the layer.
+    pub fn linear_input_gradient(
+        &self,
+        recorder: &mut Recorder,
+        params: LinearBackwardParams,
+        dy: &wgpu::Buffer,
+        parameters: &wgpu::Buffer,
+        u_below: &wgpu::Buffer,
+        du_below: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let p = params;
+        check_input_gradient(&p, dy, parameters, u_below, du_below)?;
+        let buffers = [dy, parameters, u_below, du_below];
+        if aligned(&[p.fan_in, p.fan_out, p.weight_offset]) {
+            check_whole_vec4s(&buffers)?;
+            let blocks = input_gradient_blocks(&p);
+            self.run(recorder, &LINEAR_INPUT_GRADIENT, &p, buffers, blocks)
+        } else {
+            let invocations = p.rows.div_ceil(4) * p.fan_in.div_ceil(8) * 4;
+            let kernel = &LINEAR_INPUT_GRADIENT_SCALAR;
+            self.run(recorder, kernel, &p, buffers, invocations)
+        }
+    }
+}

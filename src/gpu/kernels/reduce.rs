@@ -1,0 +1,88 @@
+//! Reductions into scalar slots (gradient norms, comparisons against the reference gradient,
+//! losses): a parallel half and a serial half that adds in a fixed order.
+
+#[allow(
+    unused_imports,
+    reason = "each family takes what it needs of the shared kernel definitions"
+)]
+use super::*;
+
+/// What a reduction sums (reduce_partials.wgsl, then reduce_serial.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ReduceMode {
+    /// `sum a^2` into `slot`.
+    SumOfSquares = 1,
+    /// `sum a^2, sum a b, sum b^2, sum (a - b)^2` into `slot .. slot + 4` (a gradient against
+    /// its reference in one pass).
+    Comparison = 2,
+    /// `sum a, sum b` into `slot, slot + 1` (test loss and correct predictions in one pass).
+    PairSums = 3,
+    /// `sum a` into `slot`, element by element in order from `offset` (the training loss, so
+    /// that micro-batches add in the full batch's sequence).
+    InOrderSum = 4,
+}
+
+impl ReduceMode {
+    /// Scalar slots the mode writes.
+    pub fn slots(self) -> u32 {
+        match self {
+            Self::SumOfSquares | Self::InOrderSum => 1,
+            Self::Comparison => 4,
+            Self::PairSums => 2,
+        }
+    }
+
+    /// Whether the sum is serial from the start (no parallel partials first).
+    pub fn is_serial(self) -> bool {
+        self == Self::InOrderSum
+    }
+}
+
+/// Invocations of reduce_partials.wgsl: the partial sums reduce_serial.wgsl adds in a tree.
+pub const REDUCE_PARTIALS_COUNT: usize = 256;
+
+kernel_params! {
+    /// A reduction into scalar slots (reduce_partials.wgsl and reduce_serial.wgsl).
+    pub struct ReduceParams {
+        pub len: u32,
+        /// A [`ReduceMode`].
+        pub mode: u32,
+        pub slot: u32,
+        /// 1 to add to the slot instead of replacing it.
+        pub accumulate: u32,
+        /// The first element an in-order sum reads.
+        pub offset: u32,
+        /// Rows of a step's loss that a tree reduction's serial half also adds, in order, from
+        /// `loss_offset` of the buffer it then reads, into `loss_slot` (0: none).
+        pub loss_rows: u32,
+        pub loss_offset: u32,
+        pub loss_slot: u32,
+    }
+}
+
+impl ReduceParams {
+    pub fn new(len: usize, mode: ReduceMode, slot: u32, accumulate: bool) -> Self {
+        Self {
+            len: len as u32,
+            mode: mode as u32,
+            slot,
+            accumulate: u32::from(accumulate),
+            ..Self::default()
+        }
+    }
+}
+
+pub const REDUCE_PARTIALS: Kernel<ReduceParams, 3> = Kernel::new(
+    23,
+    "reduce_partials",
+    concat!(
+        include_str!("shared/reduce_terms.wgsl"),
+        include_str!("reduce_partials.wgsl")
+    ),
+    64,
+    &[R, R, RW],
+);
+
+pub const REDUCE_SERIAL: Kernel<ReduceParams, 3> =
+    Kernel::new(24, "reduce_serial", include_str!("reduce_serial.wgsl"), 1, &[R, RW, RW]);
