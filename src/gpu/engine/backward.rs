@@ -65,7 +65,7 @@ impl GpuEngine {
                 top_input,
                 logit_gradient,
                 target,
-                &self.params,
+                &self.parameters.values,
                 activation_input(top),
                 ws.activation_gradient(top),
             )?;
@@ -82,7 +82,7 @@ impl GpuEngine {
                     dy,
                     &buffers.xhat,
                     &buffers.stats,
-                    &self.params,
+                    &self.parameters.values,
                     target,
                     &ws.dz,
                 )?;
@@ -107,7 +107,7 @@ impl GpuEngine {
                     x,
                     dy,
                     target,
-                    &self.params,
+                    &self.parameters.values,
                     activation_input(l - 1),
                     ws.activation_gradient(l - 1),
                 )?;

@@ -94,7 +94,7 @@ impl GpuEngine {
                     params,
                     output,
                     x,
-                    &self.params,
+                    &self.parameters.values,
                     source.labels,
                     &buffers.a,
                     losses.buffer,
@@ -108,13 +108,14 @@ impl GpuEngine {
                     &gradients,
                     params,
                     x,
-                    &self.params,
+                    &self.parameters.values,
                     &buffers.z,
                     &buffers.a,
                 )?,
-                None => self
-                    .ops
-                    .linear_forward(recorder, params, x, &self.params, &buffers.z, &buffers.a)?,
+                None => {
+                    self.ops
+                        .linear_forward(recorder, params, x, &self.parameters.values, &buffers.z, &buffers.a)?
+                }
             }
             let Some((scale, shift)) = norm_parameters else {
                 continue;
@@ -135,7 +136,12 @@ impl GpuEngine {
                         recorder,
                         &kernels::BATCH_NORM_EVAL,
                         &params,
-                        [&buffers.z, &self.params, &self.running, &buffers.a],
+                        [
+                            &buffers.z,
+                            &self.parameters.values,
+                            &self.parameters.running,
+                            &buffers.a,
+                        ],
                         n,
                     )?;
                 }
@@ -163,12 +169,12 @@ impl GpuEngine {
                         recorder,
                         params,
                         &buffers.z,
-                        &self.params,
+                        &self.parameters.values,
                         &buffers.xhat,
                         &buffers.normed,
                         &buffers.stats,
                         &buffers.a,
-                        &self.running,
+                        &self.parameters.running,
                     )?;
                 }
             }
@@ -182,7 +188,7 @@ impl GpuEngine {
             recorder,
             output,
             &ws.layers[top].a,
-            &self.params,
+            &self.parameters.values,
             source.labels,
             &ws.probs,
             losses.buffer,

@@ -228,28 +228,15 @@ pub struct GpuEngine {
     layout: Layout,
     optimizer: OptimizerSpec,
     steps_taken: u32,
-    params: wgpu::Buffer,
-    grads: wgpu::Buffer,
-    reference: wgpu::Buffer,
-    running: wgpu::Buffer,
-    first: wgpu::Buffer,
-    second: wgpu::Buffer,
-    batch_inputs: wgpu::Buffer,
-    batch_labels: wgpu::Buffer,
-    test_inputs: wgpu::Buffer,
-    test_labels: wgpu::Buffer,
-    test_rows: usize,
+    parameters: ParameterBuffers,
+    /// A step's items (as many as `capacity.step_items`).
+    batch: ItemBuffers,
+    test: ItemBuffers,
     capacity: Capacity,
     train: Workspace,
     metrics: Workspace,
-    scalars: wgpu::Buffer,
-    /// The losses of every item of a step, summed in order once per run of neighbouring
-    /// micro-batches (once per step for every plan the regimes make).
-    step_row_loss: wgpu::Buffer,
-    /// The partial sums of a reduction (one vec4 per invocation of reduce_partials.wgsl).
-    reduce_partials: wgpu::Buffer,
-    history: wgpu::Buffer,
-    /// Host-side parts of the records whose GPU parts are still in `history`.
+    metric: MetricBuffers,
+    /// Host-side parts of the records whose GPU parts are still in `metric.history`.
     pending: Vec<PendingStep>,
     fixed_bytes: u64,
     submitter: Submitter,
@@ -263,6 +250,38 @@ pub struct GpuEngine {
     timestamps: Option<StepTimestamps>,
     /// Training time of the steps read back since the last drain.
     step_times_ms: Vec<f64>,
+}
+
+/// A run's parameter-sized buffers: the values, their gradient, the full-batch reference
+/// gradient and the optimizer's two moments; and the non-trainable running statistics.
+#[derive(Debug)]
+struct ParameterBuffers {
+    values: wgpu::Buffer,
+    gradients: wgpu::Buffer,
+    reference: wgpu::Buffer,
+    running: wgpu::Buffer,
+    first_moment: wgpu::Buffer,
+    second_moment: wgpu::Buffer,
+}
+
+/// Items on the GPU: inputs, labels and how many rows they hold.
+#[derive(Debug)]
+struct ItemBuffers {
+    inputs: wgpu::Buffer,
+    labels: wgpu::Buffer,
+    rows: usize,
+}
+
+/// Where a step's metrics are reduced and kept until they are read back.
+#[derive(Debug)]
+struct MetricBuffers {
+    scalars: wgpu::Buffer,
+    /// The losses of every item of a step, summed in order once per run of neighbouring
+    /// micro-batches (once per step for every plan the regimes make).
+    step_row_loss: wgpu::Buffer,
+    /// The partial sums of a reduction (one vec4 per invocation of reduce_partials.wgsl).
+    reduce_partials: wgpu::Buffer,
+    history: wgpu::Buffer,
 }
 
 /// Two timestamps per step (the training span's start and end) for up to `HISTORY_STEPS` steps
@@ -396,24 +415,33 @@ impl GpuEngine {
             layout,
             optimizer,
             steps_taken: 0,
-            params,
-            grads,
-            reference,
-            running,
-            first,
-            second,
-            batch_inputs,
-            batch_labels,
-            test_inputs,
-            test_labels,
-            test_rows: test.item_count(),
+            parameters: ParameterBuffers {
+                values: params,
+                gradients: grads,
+                reference,
+                running,
+                first_moment: first,
+                second_moment: second,
+            },
+            batch: ItemBuffers {
+                inputs: batch_inputs,
+                labels: batch_labels,
+                rows: capacity.step_items,
+            },
+            test: ItemBuffers {
+                inputs: test_inputs,
+                labels: test_labels,
+                rows: test.item_count(),
+            },
             capacity,
             train,
             metrics,
-            scalars,
-            step_row_loss,
-            reduce_partials,
-            history,
+            metric: MetricBuffers {
+                scalars,
+                step_row_loss,
+                reduce_partials,
+                history,
+            },
             pending: Vec::new(),
             fixed_bytes,
             submitter: Submitter::new(),
@@ -439,8 +467,8 @@ impl GpuEngine {
     fn record_warm_up(&self) -> Result<(), GpuError> {
         let mut recorder = Recorder::new();
         let source = Source {
-            inputs: &self.batch_inputs,
-            labels: &self.batch_labels,
+            inputs: &self.batch.inputs,
+            labels: &self.batch.labels,
             first_row: 0,
             rows: self.capacity.micro_batch_items,
         };
@@ -449,15 +477,21 @@ impl GpuEngine {
             gradient_weight: 1.0,
         };
         let losses = RowLosses {
-            buffer: &self.step_row_loss,
+            buffer: &self.metric.step_row_loss,
             offset: 0,
         };
         let accumulates = self.capacity.micro_batch_items < self.capacity.step_items;
         self.forward(&mut recorder, &self.train, source, mode, losses, None)?;
-        let deferred = self.backward(&mut recorder, &self.train, source, &self.grads, accumulates)?;
+        let deferred = self.backward(
+            &mut recorder,
+            &self.train,
+            source,
+            &self.parameters.gradients,
+            accumulates,
+        )?;
         if deferred.is_some() {
             self.forward(&mut recorder, &self.train, source, mode, losses, deferred)?;
-            self.backward(&mut recorder, &self.train, source, &self.grads, false)?;
+            self.backward(&mut recorder, &self.train, source, &self.parameters.gradients, false)?;
         }
         let losses = self.metrics.own_losses();
         self.forward(
@@ -473,10 +507,10 @@ impl GpuEngine {
     /// The test split, which an evaluation reads.
     fn test_source(&self) -> Source<'_> {
         Source {
-            inputs: &self.test_inputs,
-            labels: &self.test_labels,
+            inputs: &self.test.inputs,
+            labels: &self.test.labels,
             first_row: 0,
-            rows: self.test_rows,
+            rows: self.test.rows,
         }
     }
 
@@ -545,7 +579,7 @@ impl GpuEngine {
         let partial_half = update.map_or(PartialHalf::Sums, PartialHalf::WithOptimizerStep);
         self.reduce_from(
             recorder,
-            &self.grads,
+            &self.parameters.gradients,
             b,
             all,
             mode,
@@ -595,11 +629,11 @@ impl GpuEngine {
             Some(_) if mode.is_serial() => {
                 return Err(GpuError::Shape("an in-order sum carries no other sum".into()));
             }
-            Some(rows) if (rows.end as u64) * 4 > self.step_row_loss.size() => {
+            Some(rows) if (rows.end as u64) * 4 > self.metric.step_row_loss.size() => {
                 return Err(GpuError::Shape(format!("loss rows {rows:?} do not fit")));
             }
             // The tree's serial half does not read `a`: it reads the row losses instead.
-            Some(_) => &self.step_row_loss,
+            Some(_) => &self.metric.step_row_loss,
         };
         let carried = carried.unwrap_or(0..0);
         let params = ReduceParams {
@@ -615,14 +649,21 @@ impl GpuEngine {
                 recorder,
                 &kernels::REDUCE_PARTIALS,
                 &params,
-                [a, b, &self.reduce_partials],
+                [a, b, &self.metric.reduce_partials],
                 kernels::REDUCE_PARTIALS_COUNT as u32,
             )?,
             PartialHalf::WithOptimizerStep(optimizer) => self.ops.run(
                 recorder,
                 &kernels::GRADIENT_NORM_AND_OPTIMIZER,
                 &GradientNormAndOptimizerParams::new(range.len(), mode, optimizer),
-                [a, b, &self.reduce_partials, &self.params, &self.first, &self.second],
+                [
+                    a,
+                    b,
+                    &self.metric.reduce_partials,
+                    &self.parameters.values,
+                    &self.parameters.first_moment,
+                    &self.parameters.second_moment,
+                ],
                 kernels::REDUCE_PARTIALS_COUNT as u32,
             )?,
         }
@@ -630,14 +671,14 @@ impl GpuEngine {
             recorder,
             &kernels::REDUCE_SERIAL,
             &params,
-            [serial_input, &self.reduce_partials, &self.scalars],
+            [serial_input, &self.metric.reduce_partials, &self.metric.scalars],
         )
     }
 
     /// Adds the losses of `rows` of `step_row_loss` to the step's loss, in order.
     fn sum_losses(&self, recorder: &mut Recorder, rows: Option<std::ops::Range<usize>>) -> Result<(), GpuError> {
         let Some(rows) = rows else { return Ok(()) };
-        let losses = &self.step_row_loss;
+        let losses = &self.metric.step_row_loss;
         self.reduce_from(
             recorder,
             losses,
@@ -659,7 +700,12 @@ impl GpuEngine {
             recorder,
             &kernels::OPTIMIZER,
             &params,
-            [&self.grads, &self.params, &self.first, &self.second],
+            [
+                &self.parameters.gradients,
+                &self.parameters.values,
+                &self.parameters.first_moment,
+                &self.parameters.second_moment,
+            ],
             p,
         )
     }
@@ -752,11 +798,11 @@ impl GpuEngine {
         }
         let ctx = self.context.clone();
         ctx.queue
-            .write_buffer(&self.batch_inputs, 0, bytemuck::cast_slice(&to_f32(&batch.inputs)));
+            .write_buffer(&self.batch.inputs, 0, bytemuck::cast_slice(&to_f32(&batch.inputs)));
         ctx.queue
-            .write_buffer(&self.batch_labels, 0, bytemuck::cast_slice(&batch.labels));
+            .write_buffer(&self.batch.labels, 0, bytemuck::cast_slice(&batch.labels));
         let mut recorder = Recorder::new();
-        recorder.clear(&self.scalars);
+        recorder.clear(&self.metric.scalars);
         let p = self.layout.parameter_count;
         let mut record = StepRecord {
             step,
@@ -783,12 +829,12 @@ impl GpuEngine {
             match *op {
                 Op::ReferenceGradient => {
                     let source = Source {
-                        inputs: &self.batch_inputs,
-                        labels: &self.batch_labels,
+                        inputs: &self.batch.inputs,
+                        labels: &self.batch.labels,
                         first_row: 0,
                         rows: batch.item_count(),
                     };
-                    recorder.clear(&self.reference);
+                    recorder.clear(&self.parameters.reference);
                     let mode = Mode::Train {
                         update_running_stats: false,
                         // As a full batch's `Op::Accumulate` carries it, so that the two agree bit for bit.
@@ -796,14 +842,19 @@ impl GpuEngine {
                     };
                     let losses = self.metrics.own_losses();
                     self.forward(&mut recorder, &self.metrics, source, mode, losses, None)?;
-                    self.backward(&mut recorder, &self.metrics, source, &self.reference, false)?;
+                    self.backward(&mut recorder, &self.metrics, source, &self.parameters.reference, false)?;
                     has_reference = true;
                 }
                 Op::GradientAsReference => {
-                    recorder.copy(&self.grads, &self.reference, 0, (p * 4) as u64);
+                    recorder.copy(
+                        &self.parameters.gradients,
+                        &self.parameters.reference,
+                        0,
+                        (p * 4) as u64,
+                    );
                     has_reference = true;
                 }
-                Op::ZeroGrad => recorder.clear(&self.grads),
+                Op::ZeroGrad => recorder.clear(&self.parameters.gradients),
                 Op::Accumulate {
                     micro_batch,
                     item_weight,
@@ -811,8 +862,8 @@ impl GpuEngine {
                     self.sum_losses(&mut recorder, deferred_losses.take())?;
                     let rows = batch.micro_batch(micro_batch).map_err(GpuError::Data)?;
                     let source = Source {
-                        inputs: &self.batch_inputs,
-                        labels: &self.batch_labels,
+                        inputs: &self.batch.inputs,
+                        labels: &self.batch.labels,
                         first_row: rows.start,
                         rows: rows.len(),
                     };
@@ -826,7 +877,7 @@ impl GpuEngine {
                     // open only when the next micro-batch continues it (below), so rows are
                     // summed before any later forward could rewrite them.
                     let losses = RowLosses {
-                        buffer: &self.step_row_loss,
+                        buffer: &self.metric.step_row_loss,
                         offset: rows.start,
                     };
                     // The last backward dispatch of the micro-batch before waits for this
@@ -835,8 +886,13 @@ impl GpuEngine {
                     let next_accumulates = matches!(plan.ops.get(i + 1), Some(Op::Accumulate { .. }));
                     let earlier = pending_gradients.take();
                     self.forward(&mut recorder, &self.train, source, mode, losses, earlier)?;
-                    pending_gradients =
-                        self.backward(&mut recorder, &self.train, source, &self.grads, next_accumulates)?;
+                    pending_gradients = self.backward(
+                        &mut recorder,
+                        &self.train,
+                        source,
+                        &self.parameters.gradients,
+                        next_accumulates,
+                    )?;
                     let run_start = unsummed_losses.take().map_or(rows.start, |run| run.start);
                     unsummed_losses = Some(run_start..rows.end);
                     let next_continues = plan.ops[i + 1..]
@@ -855,7 +911,14 @@ impl GpuEngine {
                 Op::ClipGradNorm { max_norm } => {
                     clips += 1;
                     let (squares, losses) = (ReduceMode::SumOfSquares, deferred_losses.take());
-                    self.reduce_gradient(&mut recorder, &self.grads, squares, slot::CLIP_SQ, losses, None)?;
+                    self.reduce_gradient(
+                        &mut recorder,
+                        &self.parameters.gradients,
+                        squares,
+                        slot::CLIP_SQ,
+                        losses,
+                        None,
+                    )?;
                     let params = ClipParams {
                         len: p as u32,
                         slot: slot::CLIP_SQ,
@@ -866,7 +929,7 @@ impl GpuEngine {
                         &mut recorder,
                         &kernels::CLIP,
                         &params,
-                        [&self.scalars, &self.grads],
+                        [&self.metric.scalars, &self.parameters.gradients],
                         p as u32,
                     )?;
                 }
@@ -879,9 +942,9 @@ impl GpuEngine {
                     };
                     // With a reference, one pass fills GRAD_SQ, DOT, REFERENCE_SQ and DIFF_SQ.
                     let (reference, mode) = if has_reference {
-                        (&self.reference, ReduceMode::Comparison)
+                        (&self.parameters.reference, ReduceMode::Comparison)
                     } else {
-                        (&self.grads, ReduceMode::SumOfSquares)
+                        (&self.parameters.gradients, ReduceMode::SumOfSquares)
                     };
                     let losses = deferred_losses.take();
                     self.reduce_gradient(&mut recorder, reference, mode, slot::GRAD_SQ, losses, update.as_ref())?;
@@ -896,7 +959,7 @@ impl GpuEngine {
                     let source = self.test_source();
                     let losses = self.metrics.own_losses();
                     self.forward(&mut recorder, &self.metrics, source, Mode::Eval, losses, None)?;
-                    let rows = self.test_rows;
+                    let rows = self.test.rows;
                     // One pass fills TEST_LOSS_SUM and TEST_CORRECT.
                     self.reduce(
                         &mut recorder,
@@ -914,8 +977,8 @@ impl GpuEngine {
                         return Err(GpuError::Shape("no snapshot buffer".into()));
                     };
                     let (source, workspace) = match of {
-                        SnapshotOf::ReferenceGradient => (&self.reference, &self.metrics),
-                        SnapshotOf::Gradient => (&self.grads, &self.train),
+                        SnapshotOf::ReferenceGradient => (&self.parameters.reference, &self.metrics),
+                        SnapshotOf::Gradient => (&self.parameters.gradients, &self.train),
                     };
                     let base = (self.pending_snapshots.len() * self.snapshot_slot_len() * 4) as u64;
                     recorder.copy(source, destination, base, (p * 4) as u64);
@@ -937,7 +1000,12 @@ impl GpuEngine {
         }
         self.sum_losses(&mut recorder, deferred_losses.take())?;
         let offset = (self.pending.len() * slot::COUNT * 4) as u64;
-        recorder.copy(&self.scalars, &self.history, offset, (slot::COUNT * 4) as u64);
+        recorder.copy(
+            &self.metric.scalars,
+            &self.metric.history,
+            offset,
+            (slot::COUNT * 4) as u64,
+        );
         self.last_step_dispatches = recorder.dispatch_count();
         let timestamps = self.timestamps.as_ref().map(|t| TimestampSlots {
             set: &t.set,
@@ -971,8 +1039,13 @@ impl GpuEngine {
             count: 2 * self.pending.len() as u32,
             resolve: &t.resolve,
         });
-        let (values, ticks) =
-            read_f32_and_timestamps(&self.context, &self.history, self.pending.len() * slot::COUNT, queries).await?;
+        let (values, ticks) = read_f32_and_timestamps(
+            &self.context,
+            &self.metric.history,
+            self.pending.len() * slot::COUNT,
+            queries,
+        )
+        .await?;
         if let Some(timestamps) = &self.timestamps {
             let ms_per_tick = f64::from(timestamps.period_ns) / 1e6;
             // Only steps whose two timestamps were written this time; a span shorter than the
@@ -1017,7 +1090,7 @@ impl GpuEngine {
                     record.grad_norm_before_clip = Some(get(slot::CLIP_SQ).sqrt());
                 }
                 if evaluated {
-                    let rows = self.test_rows.max(1) as f64;
+                    let rows = self.test.rows.max(1) as f64;
                     record.test_loss = Some(get(slot::TEST_LOSS_SUM) / rows);
                     record.test_accuracy = Some(get(slot::TEST_CORRECT) / rows);
                 }
@@ -1136,15 +1209,17 @@ impl GpuEngine {
     }
 
     pub async fn read_parameters(&self) -> Result<Vec<f64>, GpuError> {
-        self.read_f64(&self.params, self.layout.parameter_count).await
+        self.read_f64(&self.parameters.values, self.layout.parameter_count)
+            .await
     }
 
     pub async fn read_gradient(&self) -> Result<Vec<f64>, GpuError> {
-        self.read_f64(&self.grads, self.layout.parameter_count).await
+        self.read_f64(&self.parameters.gradients, self.layout.parameter_count)
+            .await
     }
 
     pub async fn read_buffers(&self) -> Result<Vec<f64>, GpuError> {
-        self.read_f64(&self.running, self.layout.buffer_count).await
+        self.read_f64(&self.parameters.running, self.layout.buffer_count).await
     }
 }
 
