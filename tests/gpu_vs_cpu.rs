@@ -283,7 +283,7 @@ fn the_webgpu_engine_allocates_the_planners_figure() {
     use gradlab::i18n::{Language, Localizer, Msg};
     use gradlab::sim::engine_memory::{micro_batch_bytes, LabEngine};
     use gradlab::sim::lab::RunSetup;
-    use gradlab::sim::planner::{Architecture, Method, Optimizer, PlanRequest, Precision, Sharding};
+    use gradlab::sim::planner::PlanRequest;
     let shapes: [&[usize]; 3] = [&[64, 64], &[8], &[12, 40, 4]];
     for norm in [Norm::None, Norm::batch_norm(), Norm::layer_norm(), Norm::group_norm(4)] {
         for hidden in shapes {
@@ -320,22 +320,9 @@ fn the_webgpu_engine_allocates_the_planners_figure() {
         let gpu = GpuEngine::new(context, ops, &setup).unwrap().activation_bytes();
         let cpu = micro_batch_bytes(LabEngine::Cpu, &setup.layout, rows);
         // `gradlab plan --model lab-mlp` plans with the same bytes.
-        let planned = PlanRequest {
-            architecture: Architecture::LabMlp {
-                engine: LabEngine::Webgpu,
-            },
-            method: Method::Full,
-            precision: Precision::Fp32,
-            optimizer: Optimizer::Sgd,
-            checkpointing: false,
-            sequence_length: 1,
-            budget_bytes: 1 << 30,
-            devices: 1,
-            sharding: Sharding::None,
-            target_batch: 256,
-        }
-        .memory(rows as u64)
-        .activations;
+        let planned = PlanRequest::for_lab(LabEngine::Webgpu, 1 << 30, 256)
+            .memory(rows as u64)
+            .activations;
         assert_eq!(planned, gpu, "the planner's activations for micro-batches of {rows}");
         eprintln!("memory preset, micro-batches of {rows}: CPU engine {cpu} B, WebGPU engine {gpu} B");
         assert_ne!(gpu, cpu, "the captions say the engines' figures differ");

@@ -8,9 +8,8 @@ use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
 use crate::sim::model::{Activation, Norm};
 use crate::sim::optim::{OptimizerSpec, ScheduleSpec};
-use crate::sim::planner::plan_lab_budget;
 use crate::sim::regime::RegimeSpec;
-use crate::sim::scenario::{memory_with_budget, Scenario, DEFAULT_MEMORY_BUDGET_KIB, SCENARIO_IDS};
+use crate::sim::scenario::{memory_budget_plan, memory_with_budget, Scenario, DEFAULT_MEMORY_BUDGET_KIB, SCENARIO_IDS};
 
 /// A control of the Lab, named as in the URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -642,13 +641,12 @@ impl LabControls {
         if self.scenario != MEMORY_EXPERIMENT {
             return None;
         }
-        let budget = self.memory_budget_kib.saturating_mul(1024);
-        let plan = plan_lab_budget(budget, self.lab_config().batch_size as u64).ok()?;
+        let plan = memory_budget_plan(self.memory_budget_kib).ok()?;
         Some(
             Msg::new("memory-budget-plan")
                 .arg("n", plan.accumulation_steps)
                 .arg("micro", plan.micro_batch)
-                .arg("budget", format_bytes(budget))
+                .arg("budget", format_bytes(self.memory_budget_kib.saturating_mul(1024)))
                 .arg("cpu", format_bytes(plan.cpu.total))
                 .arg("gpu", format_bytes(plan.webgpu.total)),
         )

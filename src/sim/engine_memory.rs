@@ -23,18 +23,6 @@ pub enum LabEngine {
 
 impl LabEngine {
     pub const ALL: [LabEngine; 2] = [LabEngine::Cpu, LabEngine::Webgpu];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            LabEngine::Cpu => "cpu",
-            LabEngine::Webgpu => "webgpu",
-        }
-    }
-
-    /// The engine named `id` (`cpu` or `webgpu`).
-    pub fn from_id(id: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|e| e.id() == id)
-    }
 }
 
 /// Bytes of an f32 value, and of a label (u32), on both engines.
@@ -179,8 +167,6 @@ mod tests {
         for engine in LabEngine::ALL {
             let sizes: Vec<u64> = (1..300).map(|r| micro_batch_bytes(engine, &layout, r)).collect();
             assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{engine:?}");
-            assert_eq!(LabEngine::from_id(engine.id()), Some(engine));
         }
-        assert_eq!(LabEngine::from_id("tpu"), None);
     }
 }

@@ -979,10 +979,7 @@ pub struct LabBudgetPlan {
 /// the engine that needs more.
 pub fn plan_lab_budget(budget_bytes: u64, batch: u64) -> Result<LabBudgetPlan, Box<NothingFits>> {
     let plan = |engine| {
-        let request = PlanRequest {
-            architecture: Architecture::LabMlp { engine },
-            ..lab_request_for(budget_bytes, batch)
-        };
+        let request = PlanRequest::for_lab(engine, budget_bytes, batch);
         match request.plan() {
             Ok(Outcome::Fits(plan)) => Ok(*plan),
             Ok(Outcome::NothingFits(why)) => Err(Box::new(why)),
@@ -990,40 +987,37 @@ pub fn plan_lab_budget(budget_bytes: u64, batch: u64) -> Result<LabBudgetPlan, B
             Err(_) => Err(Box::new(request.nothing_fits())),
         }
     };
-    let (cpu, webgpu) = (plan(LabEngine::Cpu), plan(LabEngine::Webgpu));
-    let (cpu, webgpu) = match (cpu, webgpu) {
+    let (cpu, webgpu) = match (plan(LabEngine::Cpu), plan(LabEngine::Webgpu)) {
         (Ok(cpu), Ok(webgpu)) => (cpu, webgpu),
         (Err(why), _) | (_, Err(why)) => return Err(why),
     };
     let accumulation_steps = cpu.accumulation_steps.max(webgpu.accumulation_steps);
     let micro_batch = batch.div_ceil(accumulation_steps);
-    let at = |engine| PlanRequest {
-        architecture: Architecture::LabMlp { engine },
-        ..lab_request_for(budget_bytes, batch)
-    };
+    let memory = |engine| PlanRequest::for_lab(engine, budget_bytes, batch).memory(micro_batch);
     Ok(LabBudgetPlan {
         accumulation_steps,
         micro_batch,
-        cpu: at(LabEngine::Cpu).memory(micro_batch),
-        webgpu: at(LabEngine::Webgpu).memory(micro_batch),
+        cpu: memory(LabEngine::Cpu),
+        webgpu: memory(LabEngine::Webgpu),
     })
 }
 
-/// The Lab's memory experiment as a request: plain SGD in fp32 on one device.
-fn lab_request_for(budget_bytes: u64, batch: u64) -> PlanRequest {
-    PlanRequest {
-        architecture: Architecture::LabMlp {
-            engine: LabEngine::Webgpu,
-        },
-        method: Method::Full,
-        precision: Precision::Fp32,
-        optimizer: Optimizer::Sgd,
-        checkpointing: false,
-        sequence_length: 1,
-        budget_bytes: budget_bytes.max(1),
-        devices: 1,
-        sharding: Sharding::None,
-        target_batch: batch.clamp(1, MAX_LAB_TARGET),
+impl PlanRequest {
+    /// The Lab's network on `engine` as its memory experiment trains it: plain SGD in fp32 on
+    /// one device, `batch` examples per step within `budget_bytes`.
+    pub fn for_lab(engine: LabEngine, budget_bytes: u64, batch: u64) -> Self {
+        Self {
+            architecture: Architecture::LabMlp { engine },
+            method: Method::Full,
+            precision: Precision::Fp32,
+            optimizer: Optimizer::Sgd,
+            checkpointing: false,
+            sequence_length: 1,
+            budget_bytes: budget_bytes.max(1),
+            devices: 1,
+            sharding: Sharding::None,
+            target_batch: batch.clamp(1, MAX_LAB_TARGET),
+        }
     }
 }
 
@@ -1056,14 +1050,7 @@ mod tests {
     }
 
     fn lab_request(engine: LabEngine, budget_bytes: u64) -> PlanRequest {
-        PlanRequest {
-            architecture: Architecture::LabMlp { engine },
-            precision: Precision::Fp32,
-            optimizer: Optimizer::Sgd,
-            sequence_length: 1,
-            budget_bytes,
-            ..request("gpt2")
-        }
+        PlanRequest::for_lab(engine, budget_bytes, 256)
     }
 
     /// Every preset's count is the published one (the models' safetensors headers on the Hub).

@@ -187,6 +187,11 @@ fn pitfalls() -> LabConfig {
     }
 }
 
+/// What the planner picks for the memory experiment's batch within `budget_kib` KiB.
+pub fn memory_budget_plan(budget_kib: u64) -> Result<planner::LabBudgetPlan, Box<planner::NothingFits>> {
+    planner::plan_lab_budget(budget_kib.saturating_mul(1024), LabConfig::default().batch_size as u64)
+}
+
 /// The memory budget the memory experiment's last run is planned for, unless the learner
 /// sets another.
 pub const DEFAULT_MEMORY_BUDGET_KIB: u64 = 128;
@@ -203,7 +208,7 @@ fn memory() -> LabConfig {
 /// example needs.
 pub fn memory_with_budget(budget_kib: u64) -> Result<LabConfig, Box<planner::NothingFits>> {
     let base = LabConfig::default();
-    let plan = planner::plan_lab_budget(budget_kib.saturating_mul(1024), base.batch_size as u64)?;
+    let plan = memory_budget_plan(budget_kib)?;
     let n = usize::try_from(plan.accumulation_steps).unwrap_or(usize::MAX);
     let mut runs: Vec<RunSpec> = [1, 4, 16]
         .map(|n| RunSpec {
