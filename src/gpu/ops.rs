@@ -212,6 +212,8 @@ pub struct Submitter {
     arena: Option<wgpu::Buffer>,
     slots: usize,
     bind_groups: HashMap<(usize, Vec<wgpu::Buffer>), wgpu::BindGroup>,
+    /// Compute dispatches of the last recorder encoded.
+    last_dispatch_count: usize,
 }
 
 impl Submitter {
@@ -222,6 +224,11 @@ impl Submitter {
     /// Bind groups created so far (they are reused from then on).
     pub fn cached_bind_groups(&self) -> usize {
         self.bind_groups.len()
+    }
+
+    /// Compute dispatches of the last recorder encoded.
+    pub fn last_dispatch_count(&self) -> usize {
+        self.last_dispatch_count
     }
 
     /// Encodes everything `recorder` holds into one command buffer and submits it.
@@ -242,7 +249,8 @@ impl Submitter {
         recorder: Recorder,
         timestamps: Option<TimestampSlots<'_>>,
     ) -> (wgpu::CommandBuffer, bool) {
-        let needed = recorder.dispatch_count().max(1);
+        self.last_dispatch_count = recorder.dispatch_count();
+        let needed = self.last_dispatch_count.max(1);
         if self.arena.is_none() || needed > self.slots {
             let slots = needed.next_power_of_two().max(64);
             self.arena = Some(context.device.create_buffer(&wgpu::BufferDescriptor {

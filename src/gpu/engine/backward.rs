@@ -10,9 +10,10 @@
 //! The gradients between layers alternate between two workspace buffers, so that no dispatch
 //! reads the buffer it writes.
 
-use super::{norm_params, GpuEngine, Source, Workspace};
+use super::workspace::{Source, Workspace};
+use super::GpuEngine;
 use crate::gpu::kernels::FirstAndOutputGradients;
-use crate::gpu::kernels::{ActivationCode, LinearBackwardParams};
+use crate::gpu::kernels::{ActivationCode, LinearBackwardParams, NormParams};
 use crate::gpu::ops::Recorder;
 use crate::gpu::GpuError;
 
@@ -75,7 +76,7 @@ impl GpuEngine {
             let mut dy = ws.activation_gradient(l);
             if let (Some(scale), Some(shift)) = (layer.norm_scale, layer.norm_shift) {
                 let norm = self.layout.spec.norm;
-                let params = norm_params(norm, rows as usize, layer.width, scale, shift);
+                let params = NormParams::for_layer(norm, rows as usize, layer.width, scale, shift);
                 self.ops.norm_backward(
                     recorder,
                     params,

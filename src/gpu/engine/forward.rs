@@ -11,12 +11,14 @@
 //! classes; not where a micro-batch's gradients wait for this layer's dispatch); that dispatch
 //! leaves the layer's z, the probabilities and the correctness unwritten, which nothing reads.
 
-use super::{norm_params, GpuEngine, Mode, RowLosses, Source, Workspace};
+use super::workspace::{RowLosses, Source, Workspace};
+use super::GpuEngine;
 use crate::gpu::kernels::FirstAndOutputGradients;
 use crate::gpu::kernels::{self, ActivationCode, BatchNormEvalParams, LinearForwardParams, NormParams, OutputParams};
 use crate::gpu::ops::{GpuOps, Recorder};
 use crate::gpu::GpuError;
 use crate::sim::model::Norm;
+use crate::sim::reference::forward::PassMode;
 
 impl GpuEngine {
     /// Forward pass over `source` into `ws`; leaves the probabilities and correctness (not in a
@@ -29,7 +31,7 @@ impl GpuEngine {
         recorder: &mut Recorder,
         ws: &Workspace,
         source: Source<'_>,
-        mode: Mode,
+        mode: PassMode,
         losses: RowLosses<'_>,
         mut earlier_gradients: Option<FirstAndOutputGradients>,
     ) -> Result<(), GpuError> {
@@ -44,8 +46,8 @@ impl GpuEngine {
         let activation = ActivationCode::from(self.layout.spec.activation);
         let top = self.layout.hidden.len() - 1;
         let (gradient_weight, write_gradient) = match mode {
-            Mode::Train { gradient_weight, .. } => (gradient_weight, 1),
-            Mode::Eval => (0.0, 0),
+            PassMode::Train { .. } => (losses.gradient_weight, 1),
+            PassMode::Eval => (0.0, 0),
         };
         let write_input_gradient = write_gradient == 1 && self.output_writes_input_gradient();
         let output = OutputParams {
@@ -121,7 +123,7 @@ impl GpuEngine {
                 continue;
             };
             match (mode, norm, layer.running_stats) {
-                (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
+                (PassMode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
                     let params = BatchNormEvalParams {
                         len: n,
                         width: layer.width as u32,
@@ -148,14 +150,13 @@ impl GpuEngine {
                 _ => {
                     let mut params = NormParams {
                         activation: activation as u32,
-                        ..norm_params(norm, rows, layer.width, scale, shift)
+                        ..NormParams::for_layer(norm, rows, layer.width, scale, shift)
                     };
                     // A training step's forward updates BatchNorm's running statistics in the
                     // same dispatch (not the reference pass nor the metrics).
                     if let (
-                        Mode::Train {
+                        PassMode::Train {
                             update_running_stats: true,
-                            ..
                         },
                         Norm::BatchNorm { momentum, .. },
                         Some(stats),

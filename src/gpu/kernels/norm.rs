@@ -9,6 +9,8 @@
 use super::*;
 use crate::gpu::ops::{aligned, check, check_whole_vec4s, GpuOps, Recorder};
 use crate::gpu::GpuError;
+use crate::sim::model::Norm;
+use crate::sim::reference::forward::NormGeometry;
 
 kernel_params! {
     /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl,
@@ -30,6 +32,25 @@ kernel_params! {
         pub momentum: f32,
         /// Nonzero to update the running statistics (training forwards of BatchNorm-shaped sets).
         pub update_running: u32,
+    }
+}
+
+impl NormParams {
+    /// The statistic sets of a norm layer of `rows` x `width` and where its scale and shift are
+    /// (no activation, no running statistics: the forward sets those).
+    pub fn for_layer(norm: Norm, rows: usize, width: usize, scale: usize, shift: usize) -> Self {
+        let g = NormGeometry::new(norm, rows, width);
+        Self {
+            sets: g.sets as u32,
+            len: g.len as u32,
+            set_stride: g.set_stride as u32,
+            item_stride: g.item_stride as u32,
+            width: width as u32,
+            gamma_offset: scale as u32,
+            beta_offset: shift as u32,
+            eps: norm.eps() as f32,
+            ..Self::default()
+        }
     }
 }
 
@@ -350,8 +371,7 @@ impl GpuOps {
 
 #[cfg(test)]
 mod tests {
-    use super::NormLayout;
-    use crate::gpu::engine::norm_params;
+    use super::{NormLayout, NormParams};
     use crate::sim::model::Norm;
 
     #[test]
@@ -369,7 +389,7 @@ mod tests {
             (Norm::group_norm(64), 64, Scalar),
         ] {
             for rows in [1, 7, 64] {
-                let params = norm_params(norm, rows, width, 0, width);
+                let params = NormParams::for_layer(norm, rows, width, 0, width);
                 assert_eq!(NormLayout::of(&params), expected, "{norm:?}, {rows} x {width}");
             }
         }

@@ -6,6 +6,7 @@
     reason = "each family takes what it needs of the shared kernel definitions"
 )]
 use super::*;
+use crate::sim::optim::OptimizerSpec;
 
 /// The optimizers of optimizer.wgsl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,46 @@ kernel_params! {
         pub correction2: f32,
         pub pad0: u32,
         pub pad1: u32,
+    }
+}
+
+impl OptimizerParams {
+    /// The settings of `spec`'s `step`-th update (counted from 1: Adam's bias corrections
+    /// depend on it) of `len` parameters.
+    pub fn for_step(spec: &OptimizerSpec, step: u32, learning_rate: f64, len: usize) -> Self {
+        let (kind, weight_decay, beta1, beta2, eps, momentum) = match *spec {
+            OptimizerSpec::Sgd { weight_decay } => (OptimizerKind::Sgd, weight_decay, 0.0, 0.0, 0.0, 0.0),
+            OptimizerSpec::Momentum { momentum, weight_decay } => {
+                (OptimizerKind::Momentum, weight_decay, 0.0, 0.0, 0.0, momentum)
+            }
+            OptimizerSpec::Adam {
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            } => (OptimizerKind::Adam, weight_decay, beta1, beta2, eps, 0.0),
+            OptimizerSpec::AdamW {
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            } => (OptimizerKind::AdamW, weight_decay, beta1, beta2, eps, 0.0),
+        };
+        let correction = |beta: f64| (1.0 - libm::pow(beta, f64::from(step))) as f32;
+        Self {
+            len: len as u32,
+            kind: kind as u32,
+            learning_rate: learning_rate as f32,
+            weight_decay: weight_decay as f32,
+            beta1: beta1 as f32,
+            beta2: beta2 as f32,
+            eps: eps as f32,
+            momentum: momentum as f32,
+            correction1: correction(beta1),
+            correction2: correction(beta2),
+            pad0: 0,
+            pad1: 0,
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+use super::forward::PassMode;
 use super::{backward, forward, linear};
 use crate::sim::backend::{StepBatch, TrainingBackend};
 use crate::sim::data::Split;
@@ -40,14 +41,6 @@ struct Workspace<T> {
     dz: Vec<T>,
     /// The linear forward's transposed weights.
     linear_scratch: Vec<T>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Batch statistics; running statistics updated when `update_running_stats`.
-    Train { update_running_stats: bool },
-    /// Running statistics.
-    Eval,
 }
 
 /// Which buffer a backward pass adds into.
@@ -181,7 +174,7 @@ impl<T: Real> ReferenceEngine<T> {
 
     /// Forward pass over the workspace input; leaves logits and probabilities in the workspace and
     /// returns the summed cross-entropy.
-    fn forward(&mut self, mode: Mode) -> T {
+    fn forward(&mut self, mode: PassMode) -> T {
         for l in 0..self.layout.hidden.len() {
             self.forward_hidden(l, mode);
         }
@@ -189,7 +182,7 @@ impl<T: Real> ReferenceEngine<T> {
     }
 
     /// Hidden layer `l` of the forward pass (the layers below it done).
-    fn forward_hidden(&mut self, l: usize, mode: Mode) {
+    fn forward_hidden(&mut self, l: usize, mode: PassMode) {
         let layout = &self.layout;
         let rows = self.ws.labels.len();
         let Workspace {
@@ -222,7 +215,7 @@ impl<T: Real> ReferenceEngine<T> {
                 let gamma = &self.params[scale..scale + w];
                 let beta = &self.params[shift..shift + w];
                 match (mode, norm, layer.running_stats) {
-                    (Mode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
+                    (PassMode::Eval, Norm::BatchNorm { eps, .. }, Some(stats)) => {
                         let (mean, var) = self.buffers[stats..stats + 2 * w].split_at(w);
                         forward::batch_norm_eval(eps, &cache.z[..n], w, mean, var, gamma, beta, &mut cache.normed);
                     }
@@ -246,7 +239,7 @@ impl<T: Real> ReferenceEngine<T> {
                             &mut cache.rstd,
                         );
                         if let (
-                            Mode::Train {
+                            PassMode::Train {
                                 update_running_stats: true,
                             },
                             Norm::BatchNorm { momentum, .. },
@@ -431,7 +424,7 @@ impl<T: Real> ReferenceEngine<T> {
         self.ws.input.extend_from_slice(&self.test_inputs);
         self.ws.labels.clear();
         self.ws.labels.extend_from_slice(&self.test_labels);
-        let loss = self.forward(Mode::Eval);
+        let loss = self.forward(PassMode::Eval);
         self.test_metrics(loss)
     }
 
@@ -453,7 +446,7 @@ impl<T: Real> ReferenceEngine<T> {
     /// training gradient; returns the summed cross-entropy. Public for the gradient-check tests.
     pub fn accumulate_items(&mut self, inputs: &[f64], labels: &[u32], item_weight: f64) -> f64 {
         self.load(inputs, labels);
-        let loss = self.forward(Mode::Train {
+        let loss = self.forward(PassMode::Train {
             update_running_stats: true,
         });
         self.backward(T::from_f64(item_weight), GradTarget::Training);
@@ -466,7 +459,7 @@ impl<T: Real> ReferenceEngine<T> {
         self.load(inputs, labels);
         item_weight
             * self
-                .forward(Mode::Train {
+                .forward(PassMode::Train {
                     update_running_stats: false,
                 })
                 .to_f64()
@@ -650,13 +643,13 @@ impl<T: Real> ReferenceEngine<T> {
         let hidden = self.layout.hidden.len();
         let phase = cursor.phase;
         let mode = match pass {
-            Pass::Reference => Mode::Train {
+            Pass::Reference => PassMode::Train {
                 update_running_stats: false,
             },
-            Pass::Accumulate { .. } => Mode::Train {
+            Pass::Accumulate { .. } => PassMode::Train {
                 update_running_stats: true,
             },
-            Pass::Evaluate => Mode::Eval,
+            Pass::Evaluate => PassMode::Eval,
         };
         if phase == 0 {
             match pass {
@@ -791,7 +784,7 @@ impl<T: Real> TrainingBackend for ReferenceEngine<T> {
     fn predict(&mut self, points: &[f64]) -> Result<Vec<f64>, SimError> {
         let rows = points.len() / self.layout.input_dim;
         self.load(points, &vec![0; rows]);
-        self.forward(Mode::Eval);
+        self.forward(PassMode::Eval);
         Ok(to_f64(&self.ws.probs[..rows * self.layout.classes]))
     }
 }

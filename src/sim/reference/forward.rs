@@ -3,6 +3,15 @@
 use crate::sim::model::{Activation, Norm};
 use crate::sim::real::Real;
 
+/// How a forward pass normalizes, in every engine: BatchNorm with the batch's statistics in
+/// training (updating the running statistics unless the pass only measures, as the reference
+/// gradient's does), with the running statistics in evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassMode {
+    Train { update_running_stats: bool },
+    Eval,
+}
+
 pub(crate) const GELU_C: f64 = 0.797_884_560_802_865_4; // sqrt(2 / pi)
 pub(crate) const GELU_A: f64 = 0.044_715;
 
