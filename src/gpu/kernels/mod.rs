@@ -8,7 +8,7 @@
 //! (tests/shaders.rs) checks `P`'s size, field names, types and offsets against naga's layout of
 //! the generated struct, and that no `.wgsl` writes a uniform or a mode code by hand.
 //!
-//! The kernels live in family modules (linear, norm, output, reduce, optimizer), each with its
+//! The kernels live in family modules (linear, first_and_output, norm, output, reduce, optimizer), each with its
 //! parameter structs, modes, kernel constants, shape checks and `GpuOps` dispatch methods.
 //!
 //! Adding a kernel: its `.wgsl` file (storage bindings from 1, no uniform), its parameter struct
@@ -193,12 +193,14 @@ macro_rules! with_activations {
     };
 }
 
+pub mod first_and_output;
 pub mod linear;
 pub mod norm;
 pub mod optimizer;
 pub mod output;
 pub mod reduce;
 
+pub use first_and_output::*;
 pub use linear::*;
 pub use norm::*;
 pub use optimizer::*;
