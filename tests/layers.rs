@@ -1,6 +1,7 @@
-//! ARCHITECTURE.md's one-way layers, enforced: each layer's sources may name only the crate
-//! modules and the outside crates its row allows. A new dependency between layers fails here
-//! until ARCHITECTURE.md and this table say it is intended.
+//! ARCHITECTURE.md's one-way layers, enforced from its own table ("What each layer may use"):
+//! every module lib.rs declares has a row, and each layer's sources name only the crate modules
+//! and the outside crates (Cargo.toml's dependencies) its row allows. The table is the one list;
+//! nothing here repeats it.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -8,127 +9,94 @@
     reason = "a test fails loudly"
 )]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// (layer: a folder or file under src/, crate modules it may use, outside crates it must not use)
-const LAYERS: &[(&str, &[&str], &[&str])] = &[
-    (
-        "sim",
-        &[],
-        &[
-            "wgpu",
-            "leptos",
-            "web_sys",
-            "js_sys",
-            "plotters",
-            "axum",
-            "sqlx",
-            "tokio",
-            "fluent_bundle",
-        ],
-    ),
-    (
-        "gpu",
-        &["sim"],
-        &[
-            "leptos",
-            "web_sys",
-            "plotters",
-            "axum",
-            "sqlx",
-            "tokio",
-            "fluent_bundle",
-        ],
-    ),
-    (
-        "i18n",
-        &[],
-        &[
-            "wgpu", "leptos", "web_sys", "js_sys", "plotters", "axum", "sqlx", "tokio",
-        ],
-    ),
-    (
-        "quiz",
-        &["sim", "i18n"],
-        &[
-            "wgpu", "leptos", "web_sys", "js_sys", "plotters", "axum", "sqlx", "tokio",
-        ],
-    ),
-    (
-        "credential",
-        &["quiz", "i18n"],
-        &[
-            "wgpu",
-            "leptos",
-            "web_sys",
-            "js_sys",
-            "plotters",
-            "axum",
-            "sqlx",
-            "tokio",
-            "getrandom",
-        ],
-    ),
-    (
-        "plot",
-        &["sim"],
-        &["wgpu", "leptos", "web_sys", "axum", "sqlx", "tokio"],
-    ),
-    (
-        "route",
-        &["sim", "i18n"],
-        &["wgpu", "leptos", "web_sys", "axum", "sqlx", "tokio"],
-    ),
-    (
-        "lab_state",
-        &["sim", "plot", "i18n", "route"],
-        &["wgpu", "leptos", "web_sys", "axum", "sqlx", "tokio"],
-    ),
-    (
-        "embed",
-        &["lab_state", "plot", "route", "i18n"],
-        &["wgpu", "leptos", "web_sys", "axum", "sqlx", "tokio"],
-    ),
-    // Native only: the issuer service uses the quiz core and the credential layer, never the UI or the GPU.
-    (
-        "scorm",
-        &["quiz", "i18n", "sim", "route", "embed"],
-        &[
-            "wgpu", "leptos", "web_sys", "js_sys", "plotters", "axum", "sqlx", "tokio",
-        ],
-    ),
-    (
-        "issuer",
-        &["credential", "quiz", "i18n"],
-        &["wgpu", "leptos", "web_sys", "js_sys", "plotters"],
-    ),
-    (
-        "cli",
-        &[
-            "sim",
-            "gpu",
-            "plot",
-            "lab_state",
-            "quiz",
-            "credential",
-            "verification",
-            "issuer",
-            "scorm",
-            "i18n",
-        ],
-        &["leptos", "web_sys", "js_sys"],
-    ),
-];
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One row of the table: the crate modules and the outside crates a layer may use.
+#[derive(Debug, Default)]
+struct Allowed {
+    modules: BTreeSet<String>,
+    crates: BTreeSet<String>,
+}
+
+const TABLE_START: &str = "<!-- layers: read by tests/layers.rs -->";
+const TABLE_END: &str = "<!-- /layers -->";
+
+/// The rows of ARCHITECTURE.md's layer table, by layer.
+fn layer_table(markdown: &str) -> BTreeMap<String, Allowed> {
+    let start = markdown.find(TABLE_START).expect("ARCHITECTURE.md has the layer table") + TABLE_START.len();
+    let end = start + markdown[start..].find(TABLE_END).expect("the layer table ends");
+    let list = |cell: &str| -> BTreeSet<String> {
+        cell.split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    markdown[start..end]
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with('|'))
+        // The header and the separator row.
+        .skip(2)
+        .map(|line| {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+            assert_eq!(cells.len(), 3, "a layer row has three cells: {line}");
+            let allowed = Allowed {
+                modules: list(cells[1]),
+                crates: list(cells[2]),
+            };
+            (cells[0].trim().to_string(), allowed)
+        })
+        .collect()
+}
+
+/// The modules lib.rs declares (`pub mod name;`, whatever cfg they are under).
+fn declared_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|line| line.trim().strip_prefix("pub mod "))
+        .filter_map(|rest| rest.strip_suffix(';'))
+        .map(String::from)
+        .collect()
+}
+
+/// Every crate Cargo.toml names (dependencies and dev-dependencies, on every target), as code
+/// names it (`-` as `_`).
+fn dependency_names() -> BTreeSet<String> {
+    let manifest: toml::Table = std::fs::read_to_string(root().join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let targets = manifest
+        .get("target")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|targets| targets.values().filter_map(toml::Value::as_table));
+    std::iter::once(&manifest)
+        .chain(targets)
+        .flat_map(|table| {
+            ["dependencies", "dev-dependencies"]
+                .into_iter()
+                .filter_map(move |section| table.get(section)?.as_table())
+        })
+        .flat_map(|dependencies| dependencies.keys())
+        .map(|name| name.replace('-', "_"))
+        .collect()
+}
 
 fn sources(layer: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let file = root.join(format!("{layer}.rs"));
+    let src = root().join("src");
+    let file = src.join(format!("{layer}.rs"));
     if file.is_file() {
         return vec![file];
     }
     let mut found = Vec::new();
-    let mut stack = vec![root.join(layer)];
+    let mut stack = vec![src.join(layer)];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.unwrap().path();
@@ -142,63 +110,110 @@ fn sources(layer: &str) -> Vec<PathBuf> {
     found
 }
 
-/// Module names after `crate::` in code (also inside `use crate::{a, b}` lists); comments,
-/// doc links included, are not dependencies.
-fn crate_modules(text: &str) -> BTreeSet<String> {
-    let code: String = text
-        .lines()
+/// The code of a source: each line up to its comment (doc links are not dependencies).
+fn code_of(text: &str) -> String {
+    text.lines()
         .map(|line| line.split("//").next().unwrap_or_default())
         .collect::<Vec<_>>()
-        .join("\n");
-    let text = code.as_str();
+        .join("\n")
+}
+
+fn identifier_at(text: &str) -> String {
+    text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+}
+
+/// Module names after `crate::` in code (also inside `use crate::{a, b}` lists).
+fn crate_modules(code: &str) -> BTreeSet<String> {
     let mut modules = BTreeSet::new();
-    for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + "crate::".len()..];
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
         if let Some(list) = rest.strip_prefix('{') {
             for item in list.split('}').next().unwrap_or_default().split(',') {
-                let name: String = item
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
+                let name = identifier_at(item.trim());
                 if !name.is_empty() {
                     modules.insert(name);
                 }
             }
         } else {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            modules.insert(name);
+            modules.insert(identifier_at(rest));
         }
     }
     modules
 }
 
-fn outside_crates(text: &str, forbidden: &[&str]) -> BTreeSet<String> {
-    forbidden
-        .iter()
-        .filter(|name| {
-            text.lines().any(|line| {
-                let code = line.split("//").next().unwrap_or_default();
-                code.contains(&format!("{name}::")) && !code.contains(&format!("_{name}::"))
-            })
-        })
-        .map(|name| name.to_string())
-        .collect()
+/// The outside crates of `dependencies` that code names: a path that starts with the crate
+/// (`name::`, not `other_name::` or `self::name::`), or `use name;`.
+fn outside_crates(code: &str, dependencies: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for (i, _) in code.match_indices("::") {
+        let before = &code[..i];
+        let name: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let preceding = before[..before.len() - name.len()].chars().next_back();
+        let starts_path = preceding.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        if starts_path && dependencies.contains(&name) {
+            used.insert(name);
+        }
+    }
+    for (i, _) in code.match_indices("use ") {
+        let name = identifier_at(&code[i + "use ".len()..]);
+        if code[i + "use ".len() + name.len()..].starts_with(';') && dependencies.contains(&name) {
+            used.insert(name);
+        }
+    }
+    used
+}
+
+fn architecture_md() -> String {
+    std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap()
+}
+
+#[test]
+fn every_module_has_a_row_and_every_row_is_a_module() {
+    let table = layer_table(&architecture_md());
+    let rows: BTreeSet<String> = table.keys().cloned().collect();
+    assert_eq!(
+        rows,
+        declared_modules(),
+        "ARCHITECTURE.md's layer table and lib.rs's modules"
+    );
+    let dependencies = dependency_names();
+    for (layer, allowed) in &table {
+        for module in &allowed.modules {
+            assert!(rows.contains(module), "{layer}'s row names {module}, not a layer");
+        }
+        for name in &allowed.crates {
+            assert!(
+                dependencies.contains(name),
+                "{layer}'s row names {name}, not in Cargo.toml"
+            );
+        }
+        assert!(!sources(layer).is_empty(), "{layer} has no sources");
+    }
 }
 
 #[test]
 fn every_layer_uses_only_what_architecture_md_allows() {
+    let dependencies = dependency_names();
     let mut violations = Vec::new();
-    for (layer, allowed, forbidden) in LAYERS {
-        for path in sources(layer) {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for module in crate_modules(&text) {
-                if module != *layer && !allowed.contains(&module.as_str()) {
+    for (layer, allowed) in layer_table(&architecture_md()) {
+        for path in sources(&layer) {
+            let code = code_of(&std::fs::read_to_string(&path).unwrap());
+            for module in crate_modules(&code) {
+                if module != layer && !allowed.modules.contains(&module) {
                     violations.push(format!("{} uses crate::{module}", path.display()));
                 }
             }
-            for name in outside_crates(&text, forbidden) {
-                violations.push(format!("{} uses {name}", path.display()));
+            for name in outside_crates(&code, &dependencies) {
+                if !allowed.crates.contains(&name) {
+                    violations.push(format!("{} uses {name}", path.display()));
+                }
             }
         }
     }
@@ -207,13 +222,27 @@ fn every_layer_uses_only_what_architecture_md_allows() {
 
 #[test]
 fn the_check_sees_what_it_must() {
-    assert!(crate_modules("use crate::{sim, quiz::bank};\nuse crate::gpu::x;").contains("gpu"));
-    assert!(crate_modules("use crate::{sim, quiz::bank};").contains("quiz"));
-    assert!(crate_modules("//! see `crate::gpu`").is_empty());
-    assert!(outside_crates("let d = wgpu::Device;", &["wgpu"]).contains("wgpu"));
-    assert!(outside_crates("// wgpu:: in a comment", &["wgpu"]).is_empty());
-    // Every layer named in ARCHITECTURE.md's list exists, so a renamed folder cannot pass silently.
-    for (layer, ..) in LAYERS {
-        assert!(!sources(layer).is_empty(), "{layer} has no sources");
+    let code = code_of("use crate::{sim, quiz::bank};\nuse crate::gpu::x;\n//! see `crate::web`");
+    assert_eq!(crate_modules(&code), ["gpu", "quiz", "sim"].map(String::from).into());
+    let dependencies: BTreeSet<String> = ["wgpu", "time", "serde"].map(String::from).into();
+    let code = code_of(
+        "let d = wgpu::Device;\nlet t = std::time::Instant::now();\nuse web_time::Instant;\n\
+         // serde:: in a comment",
+    );
+    assert_eq!(outside_crates(&code, &dependencies), ["wgpu"].map(String::from).into());
+    assert!(outside_crates("use serde;", &dependencies).contains("serde"));
+    assert!(outside_crates("#[derive(serde::Serialize)]", &dependencies).contains("serde"));
+    let table = layer_table(&format!(
+        "{TABLE_START}\n| layer | modules | crates |\n|---|---|---|\n| sim | | libm, serde |\n\
+         | gpu | sim | wgpu |\n{TABLE_END}\n| web | everything | |"
+    ));
+    assert_eq!(table.keys().collect::<Vec<_>>(), ["gpu", "sim"]);
+    assert!(table["sim"].modules.is_empty());
+    assert_eq!(table["sim"].crates, ["libm", "serde"].map(String::from).into());
+    assert!(table["gpu"].modules.contains("sim"));
+    // The crates Cargo.toml names on every target are known, dev-only ones included.
+    let names = dependency_names();
+    for name in ["wgpu", "leptos", "serde_json", "naga", "proptest", "web_sys"] {
+        assert!(names.contains(name), "{name}");
     }
 }
