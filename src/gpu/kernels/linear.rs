@@ -152,18 +152,12 @@ pub(super) fn check_forward(
     z: &wgpu::Buffer,
     a: &wgpu::Buffer,
 ) -> Result<(), GpuError> {
-    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-    check_nonempty(p.fan_in, p.fan_out)?;
-    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
-    check(
-        parameters,
-        u64::from(p.weight_offset) + fan_in * fan_out,
-        "parameters (weight)",
-    )?;
-    check(parameters, u64::from(p.bias_offset) + fan_out, "parameters (bias)")?;
-    check(z, rows * fan_out, "output")?;
+    let layer = LinearShape::new(p.rows, p.fan_in, p.fan_out, p.weight_offset, p.bias_offset)?;
+    check(x, u64::from(p.x_offset) + layer.inputs(), "input")?;
+    layer.check_weight_and_bias(parameters, "parameters (weight)", "parameters (bias)")?;
+    check(z, layer.outputs(), "output")?;
     if p.activation != ActivationCode::Identity as u32 {
-        check(a, rows * fan_out, "activation output")?;
+        check(a, layer.outputs(), "activation output")?;
     }
     Ok(())
 }
@@ -210,16 +204,10 @@ pub(super) fn check_parameter_gradient(
     dy: &wgpu::Buffer,
     grads: &wgpu::Buffer,
 ) -> Result<(), GpuError> {
-    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-    check_nonempty(p.fan_in, p.fan_out)?;
-    check(x, u64::from(p.x_offset) + rows * fan_in, "input")?;
-    check(dy, rows * fan_out, "upstream gradient")?;
-    check(
-        grads,
-        u64::from(p.weight_offset) + fan_in * fan_out,
-        "gradients (weight)",
-    )?;
-    check(grads, u64::from(p.bias_offset) + fan_out, "gradients (bias)")
+    let layer = LinearShape::of_backward(p)?;
+    check(x, u64::from(p.x_offset) + layer.inputs(), "input")?;
+    check(dy, layer.outputs(), "upstream gradient")?;
+    layer.check_weight_and_bias(grads, "gradients (weight)", "gradients (bias)")
 }
 
 /// The buffer sizes the input gradient of a linear layer reads and writes.
@@ -230,16 +218,11 @@ pub(super) fn check_input_gradient(
     u_below: &wgpu::Buffer,
     du_below: &wgpu::Buffer,
 ) -> Result<(), GpuError> {
-    let (rows, fan_in, fan_out) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.fan_out));
-    check_nonempty(p.fan_in, p.fan_out)?;
-    check(dy, rows * fan_out, "upstream gradient")?;
-    check(
-        parameters,
-        u64::from(p.weight_offset) + fan_in * fan_out,
-        "parameters (weight)",
-    )?;
-    check(u_below, rows * fan_in, "activation input below")?;
-    check(du_below, rows * fan_in, "input gradient")
+    let layer = LinearShape::of_backward(p)?;
+    check(dy, layer.outputs(), "upstream gradient")?;
+    layer.check_weight(parameters, "parameters (weight)")?;
+    check(u_below, layer.inputs(), "activation input below")?;
+    check(du_below, layer.inputs(), "input gradient")
 }
 
 /// Jobs of the vec4 parameter-gradient block (4 outputs x 8 inputs each).
@@ -257,14 +240,70 @@ pub(super) fn input_gradient_blocks(p: &LinearBackwardParams) -> u32 {
     p.rows.div_ceil(8) * p.fan_in.div_ceil(8)
 }
 
-/// The kernels index the last input and output (`fan_in - 1`); zero rows do nothing.
-pub(super) fn check_nonempty(fan_in: u32, fan_out: u32) -> Result<(), GpuError> {
-    if fan_in == 0 || fan_out == 0 {
-        return Err(GpuError::Shape(format!(
-            "a linear layer of {fan_in} inputs and {fan_out} outputs is empty"
-        )));
+/// A linear layer's rows and fans, and where its weight and bias lie in a parameter-sized
+/// buffer: what the checks of every kernel that reads or writes a layer share (the output
+/// layer's classes are its `fan_out`).
+pub(super) struct LinearShape {
+    rows: u64,
+    fan_in: u64,
+    fan_out: u64,
+    weight_offset: u64,
+    bias_offset: u64,
+}
+
+impl LinearShape {
+    /// Refuses an empty layer: the kernels index the last input and output (`fan_in - 1`);
+    /// zero rows do nothing.
+    pub(super) fn new(
+        rows: u32,
+        fan_in: u32,
+        fan_out: u32,
+        weight_offset: u32,
+        bias_offset: u32,
+    ) -> Result<Self, GpuError> {
+        if fan_in == 0 || fan_out == 0 {
+            return Err(GpuError::Shape(format!(
+                "a linear layer of {fan_in} inputs and {fan_out} outputs is empty"
+            )));
+        }
+        Ok(Self {
+            rows: rows.into(),
+            fan_in: fan_in.into(),
+            fan_out: fan_out.into(),
+            weight_offset: weight_offset.into(),
+            bias_offset: bias_offset.into(),
+        })
     }
-    Ok(())
+
+    fn of_backward(p: &LinearBackwardParams) -> Result<Self, GpuError> {
+        Self::new(p.rows, p.fan_in, p.fan_out, p.weight_offset, p.bias_offset)
+    }
+
+    /// Values of the layer's input (rows x fan_in).
+    pub(super) fn inputs(&self) -> u64 {
+        self.rows * self.fan_in
+    }
+
+    /// Values of the layer's output (rows x fan_out).
+    pub(super) fn outputs(&self) -> u64 {
+        self.rows * self.fan_out
+    }
+
+    /// The weight fits `buffer`.
+    pub(super) fn check_weight(&self, buffer: &wgpu::Buffer, what: &'static str) -> Result<(), GpuError> {
+        check(buffer, self.weight_offset + self.fan_in * self.fan_out, what)
+    }
+
+    /// The weight and the bias fit `buffer`.
+    pub(super) fn check_weight_and_bias(
+        &self,
+        buffer: &wgpu::Buffer,
+        weight: &'static str,
+        bias: &'static str,
+    ) -> Result<(), GpuError> {
+        self.check_weight(buffer, weight)?;
+        check(buffer, self.bias_offset + self.fan_out, bias)
+    }
 }
 
 impl GpuOps {

@@ -118,19 +118,14 @@ pub(super) fn check_output(
     dlogits: &wgpu::Buffer,
     du_below: &wgpu::Buffer,
 ) -> Result<(), GpuError> {
-    let (rows, fan_in, classes) = (u64::from(p.rows), u64::from(p.fan_in), u64::from(p.classes));
-    check_nonempty(p.fan_in, p.classes)?;
-    check(x, rows * fan_in, "input")?;
-    check(
-        parameters,
-        u64::from(p.weight_offset) + fan_in * classes,
-        "parameters (weight)",
-    )?;
-    check(parameters, u64::from(p.bias_offset) + classes, "parameters (bias)")?;
+    let layer = LinearShape::new(p.rows, p.fan_in, p.classes, p.weight_offset, p.bias_offset)?;
+    let rows = u64::from(p.rows);
+    check(x, layer.inputs(), "input")?;
+    layer.check_weight_and_bias(parameters, "parameters (weight)", "parameters (bias)")?;
     check(labels, u64::from(p.label_offset) + rows, "labels")?;
     check(row_loss, u64::from(p.loss_offset) + rows, "row losses")?;
     if p.write_gradient == 1 {
-        check(dlogits, rows * classes, "logit gradient")?;
+        check(dlogits, layer.outputs(), "logit gradient")?;
     }
     if p.write_input_gradient == 1 {
         let derivable =
@@ -141,7 +136,7 @@ pub(super) fn check_output(
                 p.activation_below
             )));
         }
-        check(du_below, rows * fan_in, "input gradient")?;
+        check(du_below, layer.inputs(), "input gradient")?;
     }
     Ok(())
 }
