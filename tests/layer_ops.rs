@@ -12,7 +12,9 @@ mod common;
 
 use common::{random_vec, relative};
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::kernels::{ActivationCode, LinearBackwardParams, LinearForwardParams, OutputParams};
+use gradlab::gpu::kernels::{
+    Access, ActivationCode, Kernel, KernelId, LinearBackwardParams, LinearForwardParams, OutputParams,
+};
 use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::gpu::GpuError;
@@ -1992,6 +1994,21 @@ fn gpu_shape_errors_are_caught_before_dispatch() {
         .run(&mut recorder, kernel, &clip, [&small, &small], limit * size)
         .unwrap();
     assert_eq!(recorder.dispatch_count(), 1, "the most workgroups a dispatch may have");
+    // A kernel whose id is another kernel's place (one left out of its family's list) is
+    // refused: it must never run that other kernel's pipeline.
+    let unlisted = Kernel::<gradlab::gpu::kernels::ClipParams, 2>::new(
+        KernelId::new(0, 0),
+        "clip",
+        kernel.info.source,
+        size,
+        &[Access::ReadWrite, Access::ReadWrite],
+    );
+    let error = gpu
+        .ops
+        .run(&mut recorder, &unlisted, &clip, [&small, &small], size)
+        .unwrap_err();
+    assert_eq!(error, GpuError::UnlistedKernel("clip"));
+    assert_eq!(recorder.dispatch_count(), 1, "nothing more was recorded");
 }
 
 #[test]

@@ -12,8 +12,8 @@ use gradlab::gpu::kernels;
 
 #[test]
 fn every_kernel_is_valid_wgsl_with_its_entry_points() {
-    assert!(!kernels::ALL.is_empty());
-    for kernel in kernels::ALL {
+    assert!(kernels::all().next().is_some());
+    for kernel in kernels::all() {
         let source = kernel.wgsl();
         let module = naga::front::wgsl::parse_str(&source)
             .unwrap_or_else(|e| panic!("{}: {}", kernel.name, e.emit_to_string(&source)));
@@ -80,11 +80,22 @@ fn the_fused_top_layer_kernel_is_as_wide_as_its_gate() {
 /// Nothing is read from WGSL text at run time: each kernel's workgroup size and storage
 /// bindings are Rust constants, which must be what naga reads in the shader (a wrong size would
 /// dispatch too few invocations; a wrong access, a bind group the pipeline refuses). Each
-/// kernel's handle is its index in ALL.
+/// kernel's handle is its place: its family's in FAMILIES, its own in the family's list.
 #[test]
 fn each_kernels_workgroup_size_and_bindings_are_the_shaders() {
-    for (index, kernel) in kernels::ALL.iter().enumerate() {
-        assert_eq!(kernel.index, index, "{}: its handle is its place in ALL", kernel.name);
+    let places = kernels::FAMILIES.iter().enumerate().flat_map(|(family, kernels)| {
+        kernels
+            .iter()
+            .enumerate()
+            .map(move |(index, kernel)| (family, index, kernel))
+    });
+    for (family, index, kernel) in places {
+        assert_eq!(
+            kernel.id,
+            kernels::KernelId::new(family, index),
+            "{}: its handle is its place",
+            kernel.name
+        );
         let module = naga::front::wgsl::parse_str(&kernel.wgsl()).unwrap();
         let entry = module
             .entry_points
@@ -124,7 +135,7 @@ fn each_kernels_workgroup_size_and_bindings_are_the_shaders() {
 
 #[test]
 fn every_parameter_struct_matches_its_wgsl_uniform_field_for_field() {
-    for kernel in kernels::ALL {
+    for kernel in kernels::all() {
         let (size, fields) = uniform_layout(&kernel.wgsl());
         assert_eq!(size as usize, kernel.params_size, "{}: struct size", kernel.name);
         let rust: Vec<(String, u32, String)> = kernel
@@ -157,7 +168,7 @@ fn the_layout_check_notices_a_reordered_field() {
 #[test]
 fn no_kernel_writes_its_uniform_or_a_mode_code_by_hand() {
     let code = |line: &str| line.split("//").next().unwrap_or("").to_string();
-    for kernel in kernels::ALL {
+    for kernel in kernels::all() {
         for (n, line) in kernel.source.lines().map(code).enumerate() {
             let at = format!("{} line {}: {line}", kernel.name, n + 1);
             assert!(!line.contains("var<uniform>"), "{at}: the uniform is generated");
@@ -222,7 +233,7 @@ fn every_wgsl_file_is_listed_and_so_validated() {
         })
         .collect();
     files.sort();
-    let mut listed: Vec<String> = kernels::ALL.iter().map(|k| k.name.to_string()).collect();
+    let mut listed: Vec<String> = kernels::all().map(|k| k.name.to_string()).collect();
     assert!(
         folder.join("shared/activation.wgsl").exists(),
         "shared code lives in shared/"

@@ -55,6 +55,9 @@ pub enum GpuError {
     Data(#[source] crate::sim::SimError),
     #[error("there is no run {0}")]
     NoRun(usize),
+    /// A kernel whose id is not its place in its family's list (a kernel left out of `KERNELS`).
+    #[error("kernel {0} is not listed at its place in its family's kernels")]
+    UnlistedKernel(&'static str),
     /// A shape a kernel cannot take (a precondition of its dispatch).
     #[error("shape mismatch before dispatch: {0}")]
     Shape(String),

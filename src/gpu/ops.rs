@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::context::GpuContext;
-use super::kernels::{self, Access, Kernel, KernelInfo, KernelParams};
+use super::kernels::{self, Access, Kernel, KernelId, KernelInfo, KernelParams};
 use super::GpuError;
 
 pub use super::kernels::output::MAX_FUSED_TOP_WIDTH;
@@ -39,7 +39,8 @@ struct KernelEntry {
 #[derive(Debug)]
 pub struct GpuOps {
     device: wgpu::Device,
-    kernels: Vec<KernelEntry>,
+    /// Family by family, as [`kernels::FAMILIES`].
+    kernels: Vec<Vec<KernelEntry>>,
     /// The most workgroups one dispatch may have (65,535 in WebGPU's default limits).
     max_workgroups: u32,
 }
@@ -123,7 +124,7 @@ pub(crate) fn check(buffer: &wgpu::Buffer, needed: u64, what: &'static str) -> R
 #[derive(Debug)]
 enum Command {
     Dispatch {
-        kernel: usize,
+        kernel: KernelId,
         slot: usize,
         buffers: Vec<wgpu::Buffer>,
         workgroups: u32,
@@ -188,7 +189,7 @@ impl Recorder {
         });
     }
 
-    fn dispatch(&mut self, kernel: usize, params: &[u8], buffers: &[&wgpu::Buffer], workgroups: u32) {
+    fn dispatch(&mut self, kernel: KernelId, params: &[u8], buffers: &[&wgpu::Buffer], workgroups: u32) {
         let slot = self.dispatch_count();
         self.uniforms.extend_from_slice(params);
         self.uniforms.resize((slot + 1) * UNIFORM_SLOT_BYTES as usize, 0);
@@ -211,7 +212,7 @@ impl Recorder {
 pub struct Submitter {
     arena: Option<wgpu::Buffer>,
     slots: usize,
-    bind_groups: HashMap<(usize, Vec<wgpu::Buffer>), wgpu::BindGroup>,
+    bind_groups: HashMap<(KernelId, Vec<wgpu::Buffer>), wgpu::BindGroup>,
     /// Compute dispatches of the last recorder encoded.
     last_dispatch_count: usize,
 }
@@ -325,8 +326,8 @@ impl Submitter {
                     });
                     for (kernel, slot, buffers, workgroups) in dispatches {
                         let Some((name, compiled)) = ops.pipeline(kernel) else {
-                            // A recorder holds only indices from `kernel_index`.
-                            debug_assert!(false, "kernel {kernel} has no pipeline");
+                            // A recorder holds only ids from `kernel_id`.
+                            debug_assert!(false, "kernel {kernel:?} has no pipeline");
                             continue;
                         };
                         let bind_group =
@@ -380,11 +381,16 @@ impl GpuOps {
         Self {
             device: context.device.clone(),
             max_workgroups: context.device.limits().max_compute_workgroups_per_dimension,
-            kernels: kernels::ALL
+            kernels: kernels::FAMILIES
                 .iter()
-                .map(|&info| KernelEntry {
-                    info,
-                    pipeline: OnceLock::new(),
+                .map(|family| {
+                    family
+                        .iter()
+                        .map(|&info| KernelEntry {
+                            info,
+                            pipeline: OnceLock::new(),
+                        })
+                        .collect()
                 })
                 .collect(),
         }
@@ -401,8 +407,8 @@ impl GpuOps {
 
     /// Builds every kernel's pipeline now (a test that every kernel compiles on the device).
     pub fn compile_all(&self) {
-        for index in 0..self.kernels.len() {
-            self.pipeline(index);
+        for kernel in self.kernels.iter().flatten() {
+            self.pipeline(kernel.info.id);
         }
     }
 
@@ -410,14 +416,15 @@ impl GpuOps {
     pub fn compiled_kernels(&self) -> Vec<&'static str> {
         self.kernels
             .iter()
+            .flatten()
             .filter(|k| k.pipeline.get().is_some())
             .map(|k| k.info.name)
             .collect()
     }
 
-    /// Kernel `index`'s name and pipeline, built on first use.
-    fn pipeline(&self, index: usize) -> Option<(&'static str, &Pipeline)> {
-        let kernel = self.kernels.get(index)?;
+    /// Kernel `id`'s name and pipeline, built on first use.
+    fn pipeline(&self, id: KernelId) -> Option<(&'static str, &Pipeline)> {
+        let kernel = self.kernels.get(id.family)?.get(id.index)?;
         Some((
             kernel.info.name,
             kernel.pipeline.get_or_init(|| compile(&self.device, &kernel.info)),
@@ -430,18 +437,25 @@ impl GpuOps {
             .commands
             .iter()
             .filter_map(|command| match command {
-                Command::Dispatch { kernel, .. } => self.kernels.get(*kernel).map(|k| k.info.name),
+                Command::Dispatch { kernel, .. } => self.pipeline_name(*kernel),
                 _ => None,
             })
             .collect()
     }
 
-    /// The kernel's index, its pipeline started: built when a dispatch is recorded, not when it
+    fn pipeline_name(&self, id: KernelId) -> Option<&'static str> {
+        Some(self.kernels.get(id.family)?.get(id.index)?.info.name)
+    }
+
+    /// The kernel's id, its pipeline started: built when a dispatch is recorded, not when it
     /// is encoded, so that an engine's warm-up recording (see `GpuEngine::new`) starts the
-    /// compiles its steps need.
-    fn kernel_index(&self, kernel: &KernelInfo) -> usize {
-        self.pipeline(kernel.index);
-        kernel.index
+    /// compiles its steps need. An id that leads to another kernel (or none) is refused, so that
+    /// a kernel left out of its family's list can never run another's pipeline.
+    fn kernel_id(&self, kernel: &KernelInfo) -> Result<KernelId, GpuError> {
+        match self.pipeline(kernel.id) {
+            Some((name, _)) if name == kernel.name => Ok(kernel.id),
+            _ => Err(GpuError::UnlistedKernel(kernel.name)),
+        }
     }
 
     /// Records `kernel` over `invocations` threads (in workgroups of the size it declares), with
@@ -454,7 +468,7 @@ impl GpuOps {
         buffers: [&wgpu::Buffer; N],
         invocations: u32,
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(&kernel.info);
+        let id = self.kernel_id(&kernel.info)?;
         let workgroups = invocations.div_ceil(kernel.info.workgroup_size).max(1);
         if workgroups > self.max_workgroups {
             return Err(GpuError::TooManyWorkgroups {
@@ -463,7 +477,7 @@ impl GpuOps {
                 limit: self.max_workgroups,
             });
         }
-        recorder.dispatch(index, bytemuck::bytes_of(params), &buffers, workgroups);
+        recorder.dispatch(id, bytemuck::bytes_of(params), &buffers, workgroups);
         Ok(())
     }
 
@@ -476,8 +490,8 @@ impl GpuOps {
         params: &P,
         buffers: [&wgpu::Buffer; N],
     ) -> Result<(), GpuError> {
-        let index = self.kernel_index(&kernel.info);
-        recorder.dispatch(index, bytemuck::bytes_of(params), &buffers, 1);
+        let id = self.kernel_id(&kernel.info)?;
+        recorder.dispatch(id, bytemuck::bytes_of(params), &buffers, 1);
         Ok(())
     }
 }

@@ -13,6 +13,9 @@ use super::*;
 use crate::gpu::ops::{aligned, check_whole_vec4s, GpuOps, Recorder};
 use crate::gpu::GpuError;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 1;
+
 kernel_params! {
     /// The parameter gradients of the first layer (its fields as in [`LinearBackwardParams`])
     /// and of the output layer in one dispatch (first_and_output_parameter_gradients.wgsl).
@@ -60,7 +63,7 @@ kernel_params! {
 }
 
 pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams, 5> = Kernel::new(
-    6,
+    KernelId::new(FAMILY, 0),
     "first_and_output_parameter_gradients",
     concat!(
         include_str!("shared/grads4.wgsl"),
@@ -73,7 +76,7 @@ pub const FIRST_AND_OUTPUT_PARAMETER_GRADIENTS: Kernel<FirstAndOutputParams, 5> 
 );
 
 pub const FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD: Kernel<GradientsAndForwardParams, 8> = Kernel::new(
-    7,
+    KernelId::new(FAMILY, 1),
     "first_and_output_gradients_and_forward",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -245,3 +248,9 @@ impl GpuOps {
         )
     }
 }
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[
+    FIRST_AND_OUTPUT_PARAMETER_GRADIENTS.info,
+    FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD.info,
+];

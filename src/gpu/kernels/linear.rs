@@ -11,6 +11,9 @@ use super::*;
 use crate::gpu::ops::{aligned, check, check_whole_vec4s, GpuOps, Recorder};
 use crate::gpu::GpuError;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 0;
+
 kernel_params! {
     /// `z = x W^T + b` and `a = f(z)` of one linear layer (linear_forward.wgsl for vec4-aligned
     /// shapes, linear_forward_scalar.wgsl for any).
@@ -48,7 +51,7 @@ kernel_params! {
 }
 
 pub const LINEAR_FORWARD: Kernel<LinearForwardParams, 4> = Kernel::new(
-    0,
+    KernelId::new(FAMILY, 0),
     "linear_forward",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -60,7 +63,7 @@ pub const LINEAR_FORWARD: Kernel<LinearForwardParams, 4> = Kernel::new(
 );
 
 pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams, 4> = Kernel::new(
-    1,
+    KernelId::new(FAMILY, 1),
     "linear_forward_scalar",
     with_activations!("linear_forward_scalar.wgsl"),
     64,
@@ -68,7 +71,7 @@ pub const LINEAR_FORWARD_SCALAR: Kernel<LinearForwardParams, 4> = Kernel::new(
 );
 
 pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams, 4> = Kernel::new(
-    2,
+    KernelId::new(FAMILY, 2),
     "linear_forward_vec4_out",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -80,7 +83,7 @@ pub const LINEAR_FORWARD_VEC4_OUT: Kernel<LinearForwardParams, 4> = Kernel::new(
 );
 
 pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams, 3> = Kernel::new(
-    3,
+    KernelId::new(FAMILY, 3),
     "linear_parameter_gradient",
     concat!(
         include_str!("shared/grads4.wgsl"),
@@ -92,7 +95,7 @@ pub const LINEAR_PARAMETER_GRADIENT: Kernel<LinearBackwardParams, 3> = Kernel::n
 );
 
 pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 3> = Kernel::new(
-    4,
+    KernelId::new(FAMILY, 4),
     "linear_parameter_gradient_scalar",
     include_str!("linear_parameter_gradient_scalar.wgsl"),
     16,
@@ -100,7 +103,7 @@ pub const LINEAR_PARAMETER_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 3> = Ke
 );
 
 pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams, 3> = Kernel::new(
-    5,
+    KernelId::new(FAMILY, 5),
     "linear_parameter_gradient_vec4_out",
     concat!(
         include_str!("shared/linear_parameter_gradient_vec4_out_block.wgsl"),
@@ -111,7 +114,7 @@ pub const LINEAR_PARAMETER_GRADIENT_VEC4_OUT: Kernel<LinearBackwardParams, 3> = 
 );
 
 pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams, 4> = Kernel::new(
-    8,
+    KernelId::new(FAMILY, 6),
     "linear_input_gradient",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -123,7 +126,7 @@ pub const LINEAR_INPUT_GRADIENT: Kernel<LinearBackwardParams, 4> = Kernel::new(
 );
 
 pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams, 6> = Kernel::new(
-    10,
+    KernelId::new(FAMILY, 7),
     "linear_backward",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -137,7 +140,7 @@ pub const LINEAR_BACKWARD: Kernel<LinearBackwardParams, 6> = Kernel::new(
 );
 
 pub const LINEAR_INPUT_GRADIENT_SCALAR: Kernel<LinearBackwardParams, 4> = Kernel::new(
-    9,
+    KernelId::new(FAMILY, 8),
     "linear_input_gradient_scalar",
     with_activations!("linear_input_gradient_scalar.wgsl"),
     64,
@@ -425,3 +428,16 @@ impl GpuOps {
         }
     }
 }
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[
+    LINEAR_FORWARD.info,
+    LINEAR_FORWARD_SCALAR.info,
+    LINEAR_FORWARD_VEC4_OUT.info,
+    LINEAR_PARAMETER_GRADIENT.info,
+    LINEAR_PARAMETER_GRADIENT_SCALAR.info,
+    LINEAR_PARAMETER_GRADIENT_VEC4_OUT.info,
+    LINEAR_INPUT_GRADIENT.info,
+    LINEAR_BACKWARD.info,
+    LINEAR_INPUT_GRADIENT_SCALAR.info,
+];

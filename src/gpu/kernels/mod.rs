@@ -11,10 +11,11 @@
 //! The kernels live in family modules (linear, first_and_output, norm, output, reduce, optimizer), each with its
 //! parameter structs, modes, kernel constants, shape checks and `GpuOps` dispatch methods.
 //!
-//! Adding a kernel: its `.wgsl` file (storage bindings from 1, no uniform), its parameter struct
-//! and constant in its family module (its index in [`ALL`], name, source, workgroup size and
-//! storage accesses, which the naga test checks against the shader), and its entry in [`ALL`]
-//! (the test fails until a `.wgsl` file is listed there).
+//! Adding a kernel touches its family module and its `.wgsl` file (storage bindings from 1, no
+//! uniform): in the module, its parameter struct, its constant (its [`KernelId`] in the family,
+//! name, source, workgroup size and storage accesses, which the naga test checks against the
+//! shader), its entry in the family's `KERNELS` and its `GpuOps` method (the naga test fails
+//! until every `.wgsl` file is some kernel's). A new family is a module listed in [`FAMILIES`].
 
 use std::marker::PhantomData;
 
@@ -49,8 +50,7 @@ macro_rules! kernel_params {
 /// What the pipeline builder and the validation test need of a kernel, whatever its parameters.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelInfo {
-    /// Its position in [`ALL`].
-    pub index: usize,
+    pub id: KernelId,
     pub name: &'static str,
     pub source: &'static str,
     pub entry_point: &'static str,
@@ -102,8 +102,22 @@ impl KernelInfo {
     }
 }
 
+/// Which kernel: its family's place in [`FAMILIES`] and its own place in that family's
+/// `KERNELS` (tests/shaders.rs checks both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelId {
+    pub family: usize,
+    pub index: usize,
+}
+
+impl KernelId {
+    pub const fn new(family: usize, index: usize) -> Self {
+        Self { family, index }
+    }
+}
+
 /// A compute shader whose dispatches take parameters of type `P` and `N` storage buffers (at
-/// bindings 1 to N): a typed handle, found by its index in [`ALL`], never by its name.
+/// bindings 1 to N): a typed handle, found by its [`KernelId`], never by its name.
 #[derive(Debug)]
 pub struct Kernel<P, const N: usize> {
     pub info: KernelInfo,
@@ -114,10 +128,10 @@ pub struct Kernel<P, const N: usize> {
 pub const MAX_PARAMS_BYTES: usize = 256;
 
 impl<P: KernelParams, const N: usize> Kernel<P, N> {
-    /// Kernel `index` of [`ALL`], running `workgroup_size` invocations per workgroup, binding its
-    /// storage buffers as `storage` says (both checked against the WGSL by tests/shaders.rs).
-    const fn new(
-        index: usize,
+    /// Kernel `id`, running `workgroup_size` invocations per workgroup, binding its storage
+    /// buffers as `storage` says (both checked against the WGSL by tests/shaders.rs).
+    pub const fn new(
+        id: KernelId,
         name: &'static str,
         source: &'static str,
         workgroup_size: u32,
@@ -126,7 +140,7 @@ impl<P: KernelParams, const N: usize> Kernel<P, N> {
         assert!(size_of::<P>() <= MAX_PARAMS_BYTES);
         Self {
             info: KernelInfo {
-                index,
+                id,
                 name,
                 source,
                 entry_point: "main",
@@ -207,34 +221,21 @@ pub use optimizer::*;
 pub use output::*;
 pub use reduce::*;
 
-/// All kernels, for the validation test and for building pipelines.
-pub const ALL: &[KernelInfo] = &[
-    LINEAR_FORWARD.info,
-    LINEAR_FORWARD_SCALAR.info,
-    LINEAR_FORWARD_VEC4_OUT.info,
-    LINEAR_PARAMETER_GRADIENT.info,
-    LINEAR_PARAMETER_GRADIENT_SCALAR.info,
-    LINEAR_PARAMETER_GRADIENT_VEC4_OUT.info,
-    FIRST_AND_OUTPUT_PARAMETER_GRADIENTS.info,
-    FIRST_AND_OUTPUT_GRADIENTS_AND_FORWARD.info,
-    LINEAR_INPUT_GRADIENT.info,
-    LINEAR_INPUT_GRADIENT_SCALAR.info,
-    LINEAR_BACKWARD.info,
-    NORM_FORWARD.info,
-    NORM_FORWARD_ACROSS_SETS.info,
-    NORM_FORWARD_WITHIN_SETS.info,
-    NORM_BACKWARD_ACROSS_SETS.info,
-    NORM_BACKWARD_INPUT.info,
-    NORM_BACKWARD_WITHIN_SETS.info,
-    NORM_BACKWARD_PARAMS.info,
-    NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
-    BATCH_NORM_EVAL.info,
-    OUTPUT_CROSS_ENTROPY.info,
-    OUTPUT_CROSS_ENTROPY_VEC4.info,
-    TOP_LAYER_AND_OUTPUT.info,
-    REDUCE_PARTIALS.info,
-    REDUCE_SERIAL.info,
-    CLIP.info,
-    OPTIMIZER.info,
-    GRADIENT_NORM_AND_OPTIMIZER.info,
+/// The kernel families, each at its `FAMILY` (a kernel's [`KernelId::family`]).
+#[allow(
+    unused_qualifications,
+    reason = "every family's list is named by its module; the glob re-exports above let one of them resolve unqualified"
+)]
+pub const FAMILIES: [&[KernelInfo]; 6] = [
+    linear::KERNELS,
+    first_and_output::KERNELS,
+    norm::KERNELS,
+    output::KERNELS,
+    reduce::KERNELS,
+    optimizer::KERNELS,
 ];
+
+/// Every kernel, family by family: for the validation test and for building pipelines.
+pub fn all() -> impl Iterator<Item = &'static KernelInfo> {
+    FAMILIES.iter().flat_map(|family| family.iter())
+}

@@ -12,6 +12,9 @@ use crate::gpu::GpuError;
 use crate::sim::model::Norm;
 use crate::sim::reference::forward::NormGeometry;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 2;
+
 kernel_params! {
     /// The statistic sets of a norm layer (norm_forward*.wgsl, norm_backward_input*.wgsl,
     /// norm_backward_across_sets.wgsl; declared in shared/norm.wgsl).
@@ -109,7 +112,7 @@ macro_rules! norm_kernel {
 }
 
 pub const NORM_FORWARD: Kernel<NormParams, 7> = Kernel::new(
-    11,
+    KernelId::new(FAMILY, 0),
     "norm_forward",
     norm_kernel!("norm_forward.wgsl", running_stats),
     16,
@@ -117,7 +120,7 @@ pub const NORM_FORWARD: Kernel<NormParams, 7> = Kernel::new(
 );
 
 pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams, 7> = Kernel::new(
-    12,
+    KernelId::new(FAMILY, 1),
     "norm_forward_across_sets",
     norm_kernel!("norm_forward_across_sets.wgsl", running_stats),
     4,
@@ -125,7 +128,7 @@ pub const NORM_FORWARD_ACROSS_SETS: Kernel<NormParams, 7> = Kernel::new(
 );
 
 pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
-    13,
+    KernelId::new(FAMILY, 2),
     "norm_forward_within_sets",
     norm_kernel!("norm_forward_within_sets.wgsl"),
     16,
@@ -133,7 +136,7 @@ pub const NORM_FORWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
 );
 
 pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams, 6> = Kernel::new(
-    14,
+    KernelId::new(FAMILY, 3),
     "norm_backward_across_sets",
     norm_kernel!("norm_backward_across_sets.wgsl"),
     4,
@@ -141,7 +144,7 @@ pub const NORM_BACKWARD_ACROSS_SETS: Kernel<NormParams, 6> = Kernel::new(
 );
 
 pub const NORM_BACKWARD_INPUT: Kernel<NormParams, 5> = Kernel::new(
-    15,
+    KernelId::new(FAMILY, 4),
     "norm_backward_input",
     norm_kernel!("norm_backward_input.wgsl"),
     16,
@@ -149,7 +152,7 @@ pub const NORM_BACKWARD_INPUT: Kernel<NormParams, 5> = Kernel::new(
 );
 
 pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
-    16,
+    KernelId::new(FAMILY, 5),
     "norm_backward_within_sets",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -162,7 +165,7 @@ pub const NORM_BACKWARD_WITHIN_SETS: Kernel<NormParams, 6> = Kernel::new(
 );
 
 pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams, 3> = Kernel::new(
-    17,
+    KernelId::new(FAMILY, 6),
     "norm_backward_params",
     include_str!("norm_backward_params.wgsl"),
     16,
@@ -170,7 +173,7 @@ pub const NORM_BACKWARD_PARAMS: Kernel<NormGradientParams, 3> = Kernel::new(
 );
 
 pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams, 3> = Kernel::new(
-    18,
+    KernelId::new(FAMILY, 7),
     "norm_backward_params_across_features",
     concat!(
         include_str!("shared/norm_parameter_gradient_quad.wgsl"),
@@ -181,7 +184,7 @@ pub const NORM_BACKWARD_PARAMS_ACROSS_FEATURES: Kernel<NormGradientParams, 3> = 
 );
 
 pub const BATCH_NORM_EVAL: Kernel<BatchNormEvalParams, 4> = Kernel::new(
-    19,
+    KernelId::new(FAMILY, 8),
     "batch_norm_eval",
     with_activations!("batch_norm_eval.wgsl"),
     64,
@@ -368,6 +371,19 @@ impl GpuOps {
         )
     }
 }
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[
+    NORM_FORWARD.info,
+    NORM_FORWARD_ACROSS_SETS.info,
+    NORM_FORWARD_WITHIN_SETS.info,
+    NORM_BACKWARD_ACROSS_SETS.info,
+    NORM_BACKWARD_INPUT.info,
+    NORM_BACKWARD_WITHIN_SETS.info,
+    NORM_BACKWARD_PARAMS.info,
+    NORM_BACKWARD_PARAMS_ACROSS_FEATURES.info,
+    BATCH_NORM_EVAL.info,
+];
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,9 @@
 use super::*;
 use crate::sim::optim::OptimizerSpec;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 5;
+
 /// The optimizers of optimizer.wgsl.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
@@ -130,10 +133,16 @@ impl GradientNormAndOptimizerParams {
     }
 }
 
-pub const CLIP: Kernel<ClipParams, 2> = Kernel::new(25, "clip", include_str!("clip.wgsl"), 64, &[RW, RW]);
+pub const CLIP: Kernel<ClipParams, 2> = Kernel::new(
+    KernelId::new(FAMILY, 0),
+    "clip",
+    include_str!("clip.wgsl"),
+    64,
+    &[RW, RW],
+);
 
 pub const OPTIMIZER: Kernel<OptimizerParams, 4> = Kernel::new(
-    26,
+    KernelId::new(FAMILY, 1),
     "optimizer",
     concat!(
         include_str!("shared/optimizer_update.wgsl"),
@@ -144,7 +153,7 @@ pub const OPTIMIZER: Kernel<OptimizerParams, 4> = Kernel::new(
 );
 
 pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams, 6> = Kernel::new(
-    27,
+    KernelId::new(FAMILY, 2),
     "gradient_norm_and_optimizer",
     concat!(
         include_str!("shared/reduce_terms.wgsl"),
@@ -154,3 +163,6 @@ pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams, 6>
     64,
     &[R, R, RW, RW, RW, RW],
 );
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[CLIP.info, OPTIMIZER.info, GRADIENT_NORM_AND_OPTIMIZER.info];

@@ -10,6 +10,9 @@ use super::*;
 use crate::gpu::ops::{aligned, check, check_whole_vec4s, GpuOps, Recorder};
 use crate::gpu::GpuError;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 3;
+
 kernel_params! {
     /// The output layer, softmax, cross-entropy and, when training, the gradient of the logits
     /// and (`write_input_gradient`) the gradient at the input of the activation below
@@ -66,7 +69,7 @@ kernel_params! {
 }
 
 pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams, 8> = Kernel::new(
-    20,
+    KernelId::new(FAMILY, 0),
     "output_cross_entropy",
     with_activations!("output_cross_entropy.wgsl"),
     16,
@@ -74,7 +77,7 @@ pub const OUTPUT_CROSS_ENTROPY: Kernel<OutputParams, 8> = Kernel::new(
 );
 
 pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams, 8> = Kernel::new(
-    21,
+    KernelId::new(FAMILY, 1),
     "output_cross_entropy_vec4",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -86,7 +89,7 @@ pub const OUTPUT_CROSS_ENTROPY_VEC4: Kernel<OutputParams, 8> = Kernel::new(
 );
 
 pub const TOP_LAYER_AND_OUTPUT: Kernel<TopLayerAndOutputParams, 7> = Kernel::new(
-    22,
+    KernelId::new(FAMILY, 2),
     "top_layer_and_output",
     concat!(
         include_str!("shared/activation.wgsl"),
@@ -249,3 +252,10 @@ impl GpuOps {
         self.run(recorder, &TOP_LAYER_AND_OUTPUT, &params, buffers, invocations)
     }
 }
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[
+    OUTPUT_CROSS_ENTROPY.info,
+    OUTPUT_CROSS_ENTROPY_VEC4.info,
+    TOP_LAYER_AND_OUTPUT.info,
+];

@@ -7,6 +7,9 @@
 )]
 use super::*;
 
+/// This family's place in [`FAMILIES`].
+const FAMILY: usize = 4;
+
 /// What a reduction sums (reduce_partials.wgsl, then reduce_serial.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
@@ -74,7 +77,7 @@ impl ReduceParams {
 }
 
 pub const REDUCE_PARTIALS: Kernel<ReduceParams, 3> = Kernel::new(
-    23,
+    KernelId::new(FAMILY, 0),
     "reduce_partials",
     concat!(
         include_str!("shared/reduce_terms.wgsl"),
@@ -84,5 +87,13 @@ pub const REDUCE_PARTIALS: Kernel<ReduceParams, 3> = Kernel::new(
     &[R, R, RW],
 );
 
-pub const REDUCE_SERIAL: Kernel<ReduceParams, 3> =
-    Kernel::new(24, "reduce_serial", include_str!("reduce_serial.wgsl"), 1, &[R, RW, RW]);
+pub const REDUCE_SERIAL: Kernel<ReduceParams, 3> = Kernel::new(
+    KernelId::new(FAMILY, 1),
+    "reduce_serial",
+    include_str!("reduce_serial.wgsl"),
+    1,
+    &[R, RW, RW],
+);
+
+/// The family's kernels, each at its `KernelId::index`.
+pub(super) const KERNELS: &[KernelInfo] = &[REDUCE_PARTIALS.info, REDUCE_SERIAL.info];
