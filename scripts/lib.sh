@@ -79,3 +79,14 @@ ensure_web_toolchain() {
   ensure_trunk
   ensure_wasm_bindgen
 }
+
+# Prints how many tests skipped part of their work knowingly, and which (see tests/common).
+report_skipped_tests() {
+  local file="$1"
+  if [ -s "$file" ]; then
+    say "$(wc -l < "$file") tests skipped their GPU or PostgreSQL half knowingly:"
+    sort "$file" | sed 's/^/  /'
+  else
+    say "no test skipped its GPU or PostgreSQL half"
+  fi
+}

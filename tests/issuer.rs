@@ -7,6 +7,7 @@
     reason = "a test fails loudly"
 )]
 
+mod common;
 mod issuer_support;
 
 use std::collections::HashSet;

@@ -220,7 +220,8 @@ impl Gpu {
                 Some(Self { context, ops })
             }
             Err(error) if std::env::var("GRADLAB_SKIP_GPU_TESTS").as_deref() == Ok("1") => {
-                eprintln!("SKIPPED GPU test: {error} (GRADLAB_SKIP_GPU_TESTS=1)");
+                eprintln!("{error}");
+                common::record_skip("GPU");
                 None
             }
             Err(error) => panic!(

@@ -52,7 +52,7 @@ pub const CPU_F64: Backend = Backend {
 /// tests explicitly (GRADLAB_SKIP_GPU_TESTS=1). Without an adapter otherwise, the tests fail.
 pub fn gpu_device() -> Option<&'static (GpuContext, Arc<GpuOps>)> {
     static DEVICE: OnceLock<Option<(GpuContext, Arc<GpuOps>)>> = OnceLock::new();
-    DEVICE
+    let device = DEVICE
         .get_or_init(|| match pollster::block_on(GpuContext::new()) {
             Ok(context) => {
                 let ops = GpuOps::shared(&context);
@@ -67,7 +67,11 @@ pub fn gpu_device() -> Option<&'static (GpuContext, Arc<GpuOps>)> {
                  (apt-get install mesa-vulkan-drivers libvulkan1), or set GRADLAB_SKIP_GPU_TESTS=1 to skip knowingly"
             ),
         })
-        .as_ref()
+        .as_ref();
+    if device.is_none() {
+        crate::common::record_skip("GPU");
+    }
+    device
 }
 
 fn gpu(config: LabConfig) -> AnyLab {

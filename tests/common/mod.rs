@@ -8,6 +8,33 @@ use gradlab::sim::optim::{OptimizerSpec, ScheduleSpec};
 use gradlab::sim::regime::RegimeSpec;
 use gradlab::sim::rng::SeededRng;
 
+/// Notes that the running test skipped part of its work knowingly (GRADLAB_SKIP_GPU_TESTS=1 or
+/// GRADLAB_SKIP_POSTGRES_TESTS=1): a line in the file GRADLAB_SKIPPED_TESTS_FILE names, which
+/// the test command counts and prints, so that a skipped test never passes as a plain "ok".
+pub fn record_skip(what: &str) {
+    use std::io::Write;
+    let test = std::thread::current().name().unwrap_or("(main)").to_string();
+    // The test binary's name, without the hash cargo appends.
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|path| path.file_stem().map(|stem| stem.to_string_lossy().into_owned()))
+        .map(|stem| stem.rsplit_once('-').map_or(stem.clone(), |(name, _)| name.to_string()))
+        .unwrap_or_default();
+    eprintln!("SKIPPED {what}: {test}");
+    let Ok(path) = std::env::var("GRADLAB_SKIPPED_TESTS_FILE") else {
+        return;
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    // One write per line: tests run in parallel, and an appended write is not split.
+    let line = format!("{binary} {test}: {what}\n");
+    file.write_all(line.as_bytes())
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+}
+
 /// Relative L2 distance `|a - b| / |b|`.
 pub fn relative(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());

@@ -88,7 +88,7 @@ pub fn databases() -> Vec<Database> {
     match std::env::var(POSTGRES_ENV) {
         Ok(url) => databases.push(Database::Postgres(fresh_postgres(&url))),
         Err(_) if std::env::var("GRADLAB_SKIP_POSTGRES_TESTS").as_deref() == Ok("1") => {
-            eprintln!("SKIPPED PostgreSQL: {POSTGRES_ENV} is not set (GRADLAB_SKIP_POSTGRES_TESTS=1)");
+            crate::common::record_skip("PostgreSQL");
         }
         Err(_) => panic!(
             "{POSTGRES_ENV} is not set: run the tests through scripts/test.sh, which starts a PostgreSQL server, \
