@@ -85,8 +85,8 @@ test('an embedded Lab and quiz have no WCAG 2.2 AA violation', async () => {
   for (const query of ['?embed=lab&scenario=norms&engine=cpu&hide=settings', '?embed=lab&scenario=pitfalls&engine=cpu', '?embed=quiz']) {
     const page = await app.browser.newPage({ viewport: { width: 700, height: 900 } });
     await page.goto(`${app.server.url}${query}`);
-    await page.locator('main').waitFor();
-    await page.waitForTimeout(500);
+    // Checked once the page is ready: the Lab's Play enabled, the quiz's question shown.
+    await page.locator(query.includes('embed=quiz') ? '[data-testid=question]' : '[data-testid=play]:enabled').waitFor();
     await expectAccessible(page, `embed ${query}`);
     // Everything folded, unfolded; a run switched off.
     await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));

@@ -185,7 +185,13 @@ test('a scenario trained far enough is reported as experienced', async () => {
     null,
     { polling: 50, timeout: 60_000 },
   );
-  await page.waitForTimeout(500);
+  // Every statement the embed has sent by now (it counts them as it posts) has reached the host:
+  // the switch's own statement, had there been one, among them.
+  const sent = Number(await lab.locator('html').getAttribute('data-xapi-sent'));
+  await page.waitForFunction(
+    (n) => window.statements.filter((s) => s.object.id.includes('/lab/')).length >= n,
+    sent,
+  );
   const reported = await page.evaluate(() =>
     window.statements.filter((s) => s.verb.display['en-US'] === 'experienced').map((s) => s.object.id));
   assert.equal(reported.length, 1, `only scaling is reported: ${reported.join(', ')}`);
@@ -277,10 +283,13 @@ test('messages from a foreign origin are ignored; the host is answered', async (
   const lab = frameOf(page, 'ours');
   await lab.getByTestId('lab').waitFor();
   await page.frame({ url: /foreign\.html/ }).evaluate(() => window.attack());
-  await lab.locator('html[data-ignored-messages="1"]').waitFor();
+  // Each embedded frame has handled the foreign ping, and ignored it (a frame counts what it
+  // ignores instead of answering): no answer to it can still be on its way.
+  for (const id of ['ours', 'h5p', 'canvas']) {
+    await frameOf(page, id).locator('html[data-ignored-messages="1"]').waitFor({ state: 'attached' });
+  }
   await page.evaluate(() => document.getElementById('ours').contentWindow.postMessage({ type: 'gradlab.ping' }, '*'));
   await page.waitForFunction(() => window.pongs >= 1);
-  await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => window.pongs), 1, 'only the host was answered');
   assert.equal(await lab.locator('html').getAttribute('data-ignored-messages'), '1');
   await page.close();
@@ -308,7 +317,10 @@ test('without a configured origin no statement leaves the iframe', async () => {
   await quiz.getByTestId('question').waitFor();
   await answer(quiz, await currentQuestion(quiz), true);
   await page.waitForFunction(() => window.received.includes('gradlab.resize'));
-  await page.waitForTimeout(500);
+  // The answer's statement was made and withheld (the quiz counts what it withholds), and none
+  // was sent.
+  await quiz.locator('html[data-xapi-withheld]').waitFor({ state: 'attached' });
+  assert.equal(await quiz.locator('html').getAttribute('data-xapi-sent'), null);
   const types = await page.evaluate(() => window.received);
   assert.ok(!types.includes('gradlab.xapi'), `statements sent without an origin: ${types}`);
   await page.close();

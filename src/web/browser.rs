@@ -205,6 +205,11 @@ pub async fn next_frame() {
     .await;
 }
 
+/// Whether the tab is hidden (training waits then).
+pub fn is_hidden() -> bool {
+    window().ok().and_then(|w| w.document()).is_some_and(|d| d.hidden())
+}
+
 /// Returns at once in a visible tab; in a hidden one, when it becomes visible again.
 pub async fn until_visible() {
     let Ok(document) = window().and_then(|w| w.document().ok_or_else(String::new)) else {

@@ -86,16 +86,19 @@ fn announce_height(force: bool) {
     );
 }
 
-fn count_ignored() {
+/// Adds one to a count the page shows on its root element, for tests to wait on: messages
+/// ignored (`data-ignored-messages`), statements sent (`data-xapi-sent`) or withheld for want of
+/// a configured origin (`data-xapi-withheld`).
+fn count_on_root(attribute: &str) {
     if let Some(root) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.document_element())
     {
         let seen = root
-            .get_attribute("data-ignored-messages")
+            .get_attribute(attribute)
             .and_then(|v| v.parse::<u32>().ok())
             .unwrap_or(0);
-        let _ = root.set_attribute("data-ignored-messages", &(seen + 1).to_string());
+        let _ = root.set_attribute(attribute, &(seen + 1).to_string());
     }
 }
 
@@ -107,7 +110,7 @@ fn on_message(event: web_sys::MessageEvent) {
     let origin = event.origin();
     let allowed = configured_origin().is_none_or(|o| o == origin);
     if !from_parent || !allowed {
-        count_ignored();
+        count_on_root("data-ignored-messages");
         return;
     }
     let data = event.data();
@@ -166,11 +169,15 @@ pub fn start(options: &EmbedOptions) {
 
 /// Sends an xAPI statement to the embedding page, only when its origin is configured.
 pub fn report(statement: &Statement) {
-    let Some(origin) = configured_origin() else { return };
+    let Some(origin) = configured_origin() else {
+        count_on_root("data-xapi-withheld");
+        return;
+    };
     post(
         &to_js(&serde_json::json!({ "type": "gradlab.xapi", "statement": statement.0 })),
         Some(&origin),
     );
+    count_on_root("data-xapi-sent");
 }
 
 /// Whether the app runs embedded (and so reports what the learner does).

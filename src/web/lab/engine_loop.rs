@@ -83,6 +83,8 @@ pub struct LabSignals {
     pub steps_per_frame: RwSignal<u32>,
     /// Whether the CPU engine trains in a Web Worker (not on the page's thread).
     pub cpu_in_worker: RwSignal<bool>,
+    /// The step training holds at while the tab is hidden (the view shows that step).
+    pub held_at_step: RwSignal<Option<u64>>,
 }
 
 fn text(reason: impl ToString) -> Msg {
@@ -598,18 +600,28 @@ pub async fn run(
         // instead of leaving the engine idle until the next animation frame (up to a frame per
         // step; the norms preset on SwiftShader trained about 3 % more steps).
         let painted_meanwhile = (engine.is_gpu() || engine.in_worker()) && browser::now_ms() - started_ms >= FRAME_MS;
+        let engine = &*engine;
         let between_steps = async {
             if painted_meanwhile {
                 browser::yield_now().await;
             } else {
                 browser::next_frame().await;
             }
-            // Training waits while the tab is hidden (animation frames stop there too).
-            browser::until_visible().await;
+            // Training waits while the tab is hidden (animation frames stop there too), and the
+            // page says where it holds, its view brought up to that step.
+            if browser::is_hidden() {
+                signals.view.update(|v| {
+                    engine.sync(v);
+                });
+                signals.held_at_step.set(Some(engine.steps_taken()));
+                browser::until_visible().await;
+            }
         };
         // Commands act during the wait too: a Pause shows at once even where frames are slow
         // or stopped (a hidden or throttled tab), not only when the next step would start.
-        match handling_commands(between_steps, &mut commands, &playback, signals).await {
+        let waited = handling_commands(between_steps, &mut commands, &playback, signals).await;
+        signals.held_at_step.set(None);
+        match waited {
             Ok(()) => {}
             Err(Interrupted::Reset(config, labels)) => reset = Some((config, labels)),
             Err(Interrupted::Closed) => return,

@@ -361,6 +361,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         working: RwSignal::new(false),
         steps_per_frame: RwSignal::new(options.controls.steps_per_frame),
         cpu_in_worker: RwSignal::new(false),
+        held_at_step: RwSignal::new(None),
     };
     let (resized, set_resized) = signal(0u32);
     let _ = window_event_listener(leptos::ev::resize, move |_| set_resized.update(|n| *n += 1));
@@ -722,7 +723,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             {(!embedded).then(|| view! { <LiveSummary view=signals.view /> })}
             <p class="status" role="status" aria-live="polite" data-testid="status" hidden=move || !answer_open()
                 data-transport=move || transport.with(Transport::kind)
-                data-working=move || working.get().to_string()>{status}</p>
+                data-working=move || working.get().to_string()
+                data-held-at-step=move || signals.held_at_step.get().map(|step| step.to_string())>{status}</p>
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">
