@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::i18n::Msg;
 use crate::lab_state::controls::Control;
 use crate::plot::Metric;
+use crate::route::{bad_parameter, UrlParams};
 
 /// What an embedded iframe shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,14 +97,11 @@ impl EmbedOptions {
     /// Reads `embed`, `hide`, `lock` and `origin`; `None` when the page is not embedded. Bad
     /// values are skipped with a notice each.
     pub fn from_pairs(pairs: &[(String, String)]) -> (Option<Self>, Vec<Msg>) {
-        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let params = UrlParams::new(pairs);
+        let get = |key: &str| params.get(key);
         let mut notices = Vec::new();
         let bad = |notices: &mut Vec<Msg>, parameter: &'static str, value: &str| {
-            notices.push(
-                Msg::new("notice-bad-parameter")
-                    .quoted("value", value)
-                    .arg("parameter", parameter),
-            )
+            notices.push(bad_parameter(parameter, value))
         };
         let target = match get("embed") {
             None => return (None, notices),

@@ -26,6 +26,31 @@ pub enum Route {
     },
 }
 
+/// A page's decoded URL parameters as every reader takes them (the route, the Lab's controls
+/// and engine options, the embed options, the language): a key's first value, trimmed (the
+/// route tells the learner about the others); [`bad_parameter`] is the notice for a value that
+/// cannot be used.
+#[derive(Debug, Clone, Copy)]
+pub struct UrlParams<'a>(&'a [(String, String)]);
+
+impl<'a> UrlParams<'a> {
+    pub fn new(pairs: &'a [(String, String)]) -> Self {
+        Self(pairs)
+    }
+
+    /// The first value of `key`, trimmed.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim())
+    }
+}
+
+/// The notice for a parameter whose value cannot be used: the setting keeps its default.
+pub fn bad_parameter(parameter: &str, value: &str) -> Msg {
+    Msg::new("notice-bad-parameter")
+        .quoted("value", value)
+        .arg("parameter", parameter)
+}
+
 /// A URL parameter that was ignored, with why; shown to the user, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice(pub Msg);
@@ -41,7 +66,8 @@ impl Route {
 
     pub fn from_pairs(pairs: &[(String, String)]) -> (Route, Vec<Notice>) {
         let mut notices = duplicate_notices(pairs);
-        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+        let params = UrlParams::new(pairs);
+        let get = |key: &str| params.get(key);
         let clipped = |value: Option<&str>| {
             value
                 .unwrap_or_default()
@@ -97,10 +123,9 @@ impl Route {
 /// The quiz question a link asks for (`question=`), clipped like every parameter; read apart
 /// for an embedded quiz, which ignores `view`.
 pub fn quiz_question(pairs: &[(String, String)]) -> Option<String> {
-    pairs
-        .iter()
-        .find(|(k, _)| k == "question")
-        .map(|(_, v)| v.chars().take(MAX_PARAM_CHARS).collect())
+    UrlParams::new(pairs)
+        .get("question")
+        .map(|v| v.chars().take(MAX_PARAM_CHARS).collect())
 }
 
 /// A notice per key given more than once: every reader of the URL takes the first value, and

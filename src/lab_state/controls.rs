@@ -3,7 +3,7 @@
 use super::engine_choice::EnginePreference;
 use super::session::format_bytes;
 use crate::i18n::Msg;
-use crate::route::{encode, SANDBOX};
+use crate::route::{bad_parameter, encode, UrlParams, SANDBOX};
 use crate::sim::data::DatasetKind;
 use crate::sim::lab::LabConfig;
 use crate::sim::model::{Activation, Norm};
@@ -340,107 +340,20 @@ impl LabControls {
     }
 
     /// Reads controls from URL pairs. A missing parameter keeps its default; a malformed or
-    /// out-of-range one falls back to its default and yields a notice naming it.
+    /// out-of-range one falls back to its default and yields a notice naming it. Each value goes
+    /// through the form's own parser ([`LabControls::with_text`]) and checks, in the order of
+    /// [`Control::ALL`] (the experiment first, the batch before its micro-batch count).
     pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<Msg>) {
         let defaults = Self::default();
         let mut controls = defaults.clone();
         let mut notices = Vec::new();
-        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim().to_string());
-        let mut bad = |control: Control, value: &str| {
-            notices.push(
-                Msg::new("notice-bad-parameter")
-                    .quoted("value", value)
-                    .arg("parameter", control.key()),
-            );
-        };
-        if let Some(v) = get("scenario") {
-            if SCENARIO_IDS.contains(&v.as_str()) || v == SANDBOX {
-                controls.scenario = v;
-            } else {
-                bad(Control::Scenario, &v);
-            }
-        }
-        if let Some(v) = get("dataset") {
-            match DatasetKind::ALL.into_iter().find(|d| d.id() == v) {
-                Some(d) => controls.dataset = d,
-                None => bad(Control::Dataset, &v),
-            }
-        }
-        if let Some(v) = get("hidden") {
-            let widths: Option<Vec<usize>> = v.split('-').map(|w| w.parse().ok()).collect();
-            match widths {
-                Some(w)
-                    if !w.is_empty()
-                        && w.len() <= MAX_HIDDEN_LAYERS
-                        && w.iter().all(|&x| (1..=MAX_HIDDEN_WIDTH).contains(&x)) =>
-                {
-                    controls.hidden = w
-                }
-                _ => bad(Control::Hidden, &v),
-            }
-        }
-        if let Some(v) = get("activation") {
-            match Activation::ALL.into_iter().find(|a| activation_id(*a) == v) {
-                Some(a) => controls.activation = a,
-                None => bad(Control::Activation, &v),
-            }
-        }
-        if let Some(v) = get("norm") {
-            match NormChoice::ALL.into_iter().find(|n| n.id() == v) {
-                Some(n) => controls.norm = n,
-                None => bad(Control::Norm, &v),
-            }
-        }
-        if let Some(v) = get("optimizer") {
-            match OptimizerChoice::ALL.into_iter().find(|o| o.id() == v) {
-                Some(o) => controls.optimizer = o,
-                None => bad(Control::Optimizer, &v),
-            }
-        }
-        if let Some(v) = get("lr") {
-            let (lo, hi) = LEARNING_RATE_RANGE;
-            match v.parse::<f64>() {
-                Ok(lr) if (lo..=hi).contains(&lr) => controls.learning_rate = lr,
-                _ => bad(Control::LearningRate, &v),
-            }
-        }
-        if let Some(v) = get("batch") {
-            let (lo, hi) = BATCH_RANGE;
-            match v.parse::<usize>() {
-                Ok(b) if (lo..=hi).contains(&b) => controls.batch_size = b,
-                _ => bad(Control::BatchSize, &v),
-            }
-        }
-        if let Some(v) = get("n") {
-            let (lo, hi) = MICRO_BATCH_RANGE;
-            match v.parse::<usize>() {
-                Ok(n)
-                    if (lo..=hi).contains(&n) && n <= controls.batch_size && controls.batch_size.is_multiple_of(n) =>
-                {
-                    controls.micro_batches = n
-                }
-                _ => bad(Control::MicroBatches, &v),
-            }
-        }
-        if let Some(v) = get("seed") {
-            match v.parse::<u64>() {
-                Ok(s) => controls.seed = s,
-                _ => bad(Control::Seed, &v),
-            }
-        }
-        if let Some(v) = get("spf") {
-            let (lo, hi) = STEPS_PER_FRAME_RANGE;
-            match v.parse::<u32>() {
-                Ok(s) if (lo..=hi).contains(&s) => controls.steps_per_frame = s,
-                _ => bad(Control::StepsPerFrame, &v),
-            }
-        }
-        if let Some(v) = get("budget") {
-            let (lo, hi) = MEMORY_BUDGET_RANGE;
-            match v.parse::<u64>() {
-                // A budget nothing fits in is a bad parameter too (the form says why).
-                Ok(b) if (lo..=hi).contains(&b) && memory_with_budget(b).is_ok() => controls.memory_budget_kib = b,
-                _ => bad(Control::MemoryBudget, &v),
+        let params = UrlParams::new(pairs);
+        let get = |key: &str| params.get(key);
+        for control in Control::ALL {
+            let Some(value) = get(control.key()) else { continue };
+            match controls.with_text(control, value) {
+                Ok(next) if next.accepts(control) => controls = next,
+                _ => notices.push(bad_parameter(control.key(), value)),
             }
         }
         if let Some(v) = get("runs_off") {
@@ -451,11 +364,7 @@ impl LabControls {
                     runs.dedup();
                     controls.runs_off = runs;
                 }
-                _ => notices.push(
-                    Msg::new("notice-bad-parameter")
-                        .quoted("value", &v)
-                        .arg("parameter", "runs_off"),
-                ),
+                _ => notices.push(bad_parameter("runs_off", v)),
             }
         }
         // A preset fixes everything but the seed and the pace: values for the rest are dropped
@@ -495,6 +404,19 @@ impl LabControls {
             controls = defaults;
         }
         (controls, notices)
+    }
+
+    /// Whether `control`'s own value is one a link may set: within its range (the budget also
+    /// one that something fits in, whatever the experiment); combinations of controls are judged
+    /// once all are read.
+    fn accepts(&self, control: Control) -> bool {
+        match control {
+            Control::MemoryBudget => {
+                let (lo, hi) = MEMORY_BUDGET_RANGE;
+                (lo..=hi).contains(&self.memory_budget_kib) && memory_with_budget(self.memory_budget_kib).is_ok()
+            }
+            _ => self.error_for(control).is_none(),
+        }
     }
 
     /// The value of `control` as the form shows it (and as the URL holds it).
@@ -725,15 +647,10 @@ pub struct EngineOptions {
 
 impl EngineOptions {
     pub fn from_pairs(pairs: &[(String, String)]) -> (Self, Vec<Msg>) {
-        let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.trim());
+        let params = UrlParams::new(pairs);
+        let get = |key: &str| params.get(key);
         let mut notices = Vec::new();
-        let mut bad = |parameter: &'static str, value: &str| {
-            notices.push(
-                Msg::new("notice-bad-parameter")
-                    .quoted("value", value)
-                    .arg("parameter", parameter),
-            );
-        };
+        let mut bad = |parameter: &'static str, value: &str| notices.push(bad_parameter(parameter, value));
         let engine = match get("engine") {
             None | Some("auto" | "faster") => EnginePreference::Faster,
             Some("cpu") => EnginePreference::Cpu,
@@ -803,6 +720,36 @@ mod tests {
         };
         assert!(other.to_query().ends_with("&runs_off=0-2"));
         assert_eq!(LabControls::from_pairs(&pairs(&other.to_query())).0, other);
+    }
+
+    /// A link's value goes through the form's parser: what the form accepts (a decimal comma,
+    /// spaces around widths) a link accepts too, and what it refuses is one notice per parameter.
+    #[test]
+    fn links_and_the_form_read_values_alike() {
+        let (controls, notices) = LabControls::from_pairs(&pairs("?scenario=sandbox&lr=0,05&hidden=32- 16"));
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(controls.learning_rate, 0.05);
+        assert_eq!(controls.hidden, vec![32, 16]);
+        let form = LabControls::default()
+            .with_text(Control::Scenario, SANDBOX)
+            .and_then(|c| c.with_text(Control::LearningRate, "0,05"))
+            .and_then(|c| c.with_text(Control::Hidden, "32- 16"))
+            .unwrap();
+        assert_eq!(controls, form);
+        for control in Control::ALL {
+            // The experiment itself is the only parameter then.
+            let query = match control {
+                Control::Scenario => "?scenario=%%bad".to_string(),
+                _ => format!("?scenario=sandbox&{}=%%bad", control.key()),
+            };
+            let (_, notices) = LabControls::from_pairs(&pairs(&query));
+            assert_eq!(
+                notices,
+                vec![bad_parameter(control.key(), "%%bad")],
+                "{}",
+                control.key()
+            );
+        }
     }
 
     /// The memory experiment's budget: in its URL, editable there only, picking the last run's

@@ -20,11 +20,7 @@ pub fn choose(url_lang: Option<&str>, preferred: &[String]) -> Option<Msg> {
         }
         Some((tag, None)) => (
             Language::negotiate(preferred.iter().map(String::as_str)),
-            Some(
-                Msg::new("notice-bad-parameter")
-                    .quoted("value", tag)
-                    .arg("parameter", "lang"),
-            ),
+            Some(crate::route::bad_parameter("lang", tag)),
         ),
         None => (Language::negotiate(preferred.iter().map(String::as_str)), None),
     };
