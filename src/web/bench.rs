@@ -17,7 +17,15 @@ use crate::sim::lab::CpuLab;
 use crate::sim::regime::MetricOps;
 use crate::sim::scenario::canonical_config;
 
-const STEPS: u64 = 60;
+/// Each figure times its engine for at least this long after warm-up, so that it is stable
+/// (a few dozen steps were not).
+const MEASURE_MS: f64 = 1000.0;
+/// Warm-up steps before the timing starts (pipelines built, caches filled).
+const WARM_UP_STEPS: u64 = 3;
+/// CPU steps between two looks at the clock.
+const CPU_CHUNK: u64 = 10;
+/// Steps between two bulk readbacks of the metrics (the GPU engine keeps 256 steps' worth).
+const BULK_READBACK_STEPS: u64 = 200;
 
 #[derive(Debug, Serialize)]
 struct Figure {
@@ -92,14 +100,14 @@ fn now_ms() -> f64 {
         .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
-fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, elapsed_ms: f64) -> Figure {
+fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, steps: u64, elapsed_ms: f64) -> Figure {
     Figure {
         engine,
         regime: if micro_batches == 1 { "full 256" } else { "4 x 64" },
         readback,
-        steps: STEPS,
-        steps_per_second: 1000.0 * STEPS as f64 / elapsed_ms.max(1e-9),
-        ms_per_step: elapsed_ms / STEPS as f64,
+        steps,
+        steps_per_second: 1000.0 * steps as f64 / elapsed_ms.max(1e-9),
+        ms_per_step: elapsed_ms / steps.max(1) as f64,
         dispatches_per_step: None,
     }
 }
@@ -107,13 +115,18 @@ fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, el
 fn cpu_figure(micro_batches: usize) -> Result<Figure, String> {
     let mut lab = CpuLab::<f32>::cpu(canonical_config(micro_batches)).map_err(|e| e.to_string())?;
     lab.set_metric_ops(MetricOps::NONE);
-    lab.run(3, |_| {}).map_err(|e| e.to_string())?;
+    lab.run(WARM_UP_STEPS, |_| {}).map_err(|e| e.to_string())?;
     let start = now_ms();
-    lab.run(STEPS, |_| {}).map_err(|e| e.to_string())?;
+    let mut steps = 0;
+    while steps == 0 || now_ms() - start < MEASURE_MS {
+        lab.run(CPU_CHUNK, |_| {}).map_err(|e| e.to_string())?;
+        steps += CPU_CHUNK;
+    }
     Ok(figure(
         CPU_ENGINE,
         micro_batches,
         "every step (in memory)",
+        steps,
         now_ms() - start,
     ))
 }
@@ -126,14 +139,17 @@ async fn gpu_figure(
 ) -> Result<Figure, String> {
     let mut workload =
         GpuWorkload::canonical(context, ops, micro_batches, MetricOps::NONE).map_err(|e| e.to_string())?;
-    for step in 0..3 {
+    for step in 0..WARM_UP_STEPS {
         workload.step(step).map_err(|e| e.to_string())?;
     }
     workload.read_back().await.map_err(|e| e.to_string())?;
     let start = now_ms();
-    for step in 3..STEPS + 3 {
-        workload.step(step).map_err(|e| e.to_string())?;
-        if per_step_readback {
+    let mut steps = 0;
+    while steps == 0 || now_ms() - start < MEASURE_MS {
+        workload.step(WARM_UP_STEPS + steps).map_err(|e| e.to_string())?;
+        steps += 1;
+        // Bulk readback as the Lab does it: every so many steps, before the history fills.
+        if per_step_readback || steps.is_multiple_of(BULK_READBACK_STEPS) {
             workload.read_back().await.map_err(|e| e.to_string())?;
         }
     }
@@ -143,7 +159,7 @@ async fn gpu_figure(
     } else {
         "one bulk readback"
     };
-    let mut figure = figure(GPU_ENGINE, micro_batches, readback, now_ms() - start);
+    let mut figure = figure(GPU_ENGINE, micro_batches, readback, steps, now_ms() - start);
     figure.dispatches_per_step = Some(workload.last_step_dispatches());
     Ok(figure)
 }
