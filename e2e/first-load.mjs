@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { distDir, launchBrowser } from './harness.mjs';
 
 const root = normalize(process.argv[2] || distDir);
-const rounds = Number(process.argv[3] ?? 3);
+const rounds = Math.max(1, Math.floor(Number(process.argv[3] ?? 3)) || 1);
 const PROFILES = [
   { name: 'loopback', conditions: null },
   { name: '4G (9 Mbit/s, 60 ms)', conditions: { latency: 60, downloadThroughput: 9e6 / 8, uploadThroughput: 1.5e6 / 8 } },
@@ -90,7 +90,7 @@ for (const profile of PROFILES) {
   }
   times.sort((a, b) => a - b);
   const total = [...bytes.values()].reduce((a, b) => a + b, 0);
-  console.log(`${profile.name}: Play usable after ${times.map((t) => (t / 1000).toFixed(2)).join(' / ')} s (median ${(times[Math.floor(times.length / 2)] / 1000).toFixed(2)} s); ${(total / 1000).toFixed(1)} kB received before it`);
+  console.log(`${profile.name}: Play usable after ${times.map((t) => (t / 1000).toFixed(2)).join(' / ')} s (median ${(times[Math.floor(times.length / 2)] / 1000).toFixed(2)} s); ${(total / 1000).toFixed(1)} kB received by then`);
   for (const [path, n] of [...bytes.entries()].sort((a, b) => b[1] - a[1])) {
     console.log(`    ${(n / 1000).toFixed(1).padStart(8)} kB  ${path}`);
   }

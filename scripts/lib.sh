@@ -84,8 +84,8 @@ ensure_web_toolchain() {
 report_skipped_tests() {
   local file="$1"
   if [ -s "$file" ]; then
-    say "$(wc -l < "$file") tests skipped their GPU or PostgreSQL half knowingly:"
-    sort "$file" | sed 's/^/  /'
+    say "$(sort -u "$file" | wc -l) tests skipped their GPU or PostgreSQL half knowingly:"
+    sort -u "$file" | sed 's/^/  /'
   else
     say "no test skipped its GPU or PostgreSQL half"
   fi

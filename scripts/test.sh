@@ -26,9 +26,12 @@ start_test_postgres
 say "cargo test"
 # A test that skips its GPU or PostgreSQL half knowingly (GRADLAB_SKIP_*_TESTS=1) says so here.
 export GRADLAB_SKIPPED_TESTS_FILE="$ROOT/target/skipped-tests.txt"
+mkdir -p "$ROOT/target"
 rm -f "$GRADLAB_SKIPPED_TESTS_FILE"
-cargo test --locked
+status=0
+cargo test --locked || status=$?
 report_skipped_tests "$GRADLAB_SKIPPED_TESTS_FILE"
+[ "$status" -eq 0 ] || exit "$status"
 say "in-browser tests (wasm32, WebGPU in headless Chromium)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test browser_webgpu --test browser_components --locked
 say "release web build"

@@ -110,12 +110,25 @@ fn sources(layer: &str) -> Vec<PathBuf> {
     found
 }
 
-/// The code of a source: each line up to its comment (doc links are not dependencies).
+/// The code of a source: each line up to its comment (doc links are not dependencies); a `//`
+/// inside a string literal (`"https://..."`) is not a comment.
 fn code_of(text: &str) -> String {
-    text.lines()
-        .map(|line| line.split("//").next().unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n")
+    text.lines().map(without_comment).collect::<Vec<_>>().join("\n")
+}
+
+fn without_comment(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &byte) in bytes.iter().enumerate() {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
 }
 
 fn identifier_at(text: &str) -> String {
@@ -128,10 +141,23 @@ fn crate_modules(code: &str) -> BTreeSet<String> {
     for (i, _) in code.match_indices("crate::") {
         let rest = &code[i + "crate::".len()..];
         if let Some(list) = rest.strip_prefix('{') {
-            for item in list.split('}').next().unwrap_or_default().split(',') {
-                let name = identifier_at(item.trim());
-                if !name.is_empty() {
-                    modules.insert(name);
+            // The list's top-level items (`crate::{a::{b, c}, d}` names a and d).
+            let mut depth = 0;
+            let mut at_item = true;
+            for (j, c) in list.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => at_item = true,
+                    c if at_item && !c.is_whitespace() => {
+                        at_item = false;
+                        let name = identifier_at(&list[j..]);
+                        if !name.is_empty() {
+                            modules.insert(name);
+                        }
+                    }
+                    _ => {}
                 }
             }
         } else {
@@ -163,7 +189,8 @@ fn outside_crates(code: &str, dependencies: &BTreeSet<String>) -> BTreeSet<Strin
     }
     for (i, _) in code.match_indices("use ") {
         let name = identifier_at(&code[i + "use ".len()..]);
-        if code[i + "use ".len() + name.len()..].starts_with(';') && dependencies.contains(&name) {
+        let after = &code[i + "use ".len() + name.len()..];
+        if (after.starts_with(';') || after.starts_with(" as ")) && dependencies.contains(&name) {
             used.insert(name);
         }
     }
@@ -222,8 +249,14 @@ fn every_layer_uses_only_what_architecture_md_allows() {
 
 #[test]
 fn the_check_sees_what_it_must() {
-    let code = code_of("use crate::{sim, quiz::bank};\nuse crate::gpu::x;\n//! see `crate::web`");
-    assert_eq!(crate_modules(&code), ["gpu", "quiz", "sim"].map(String::from).into());
+    let code = code_of(
+        "use crate::{sim, quiz::{bank, attempt}, i18n};\nuse crate::gpu::x;\n//! see `crate::web`\n\
+         let u = \"https://example.org\"; use crate::plot;",
+    );
+    assert_eq!(
+        crate_modules(&code),
+        ["gpu", "i18n", "plot", "quiz", "sim"].map(String::from).into()
+    );
     let dependencies: BTreeSet<String> = ["wgpu", "time", "serde"].map(String::from).into();
     let code = code_of(
         "let d = wgpu::Device;\nlet t = std::time::Instant::now();\nuse web_time::Instant;\n\
@@ -231,6 +264,7 @@ fn the_check_sees_what_it_must() {
     );
     assert_eq!(outside_crates(&code, &dependencies), ["wgpu"].map(String::from).into());
     assert!(outside_crates("use serde;", &dependencies).contains("serde"));
+    assert!(outside_crates("use serde as s;", &dependencies).contains("serde"));
     assert!(outside_crates("#[derive(serde::Serialize)]", &dependencies).contains("serde"));
     let table = layer_table(&format!(
         "{TABLE_START}\n| layer | modules | crates |\n|---|---|---|\n| sim | | libm, serde |\n\

@@ -281,7 +281,10 @@ test('hide= removes the menu, the language switch, the table, the explanation, t
 test('messages from a foreign origin are ignored; the host is answered', async () => {
   const page = await openHost();
   const lab = frameOf(page, 'ours');
+  // Every embedded frame listens before the foreign page pings them all.
   await lab.getByTestId('lab').waitFor();
+  await frameOf(page, 'canvas').getByTestId('lab').waitFor();
+  await frameOf(page, 'h5p').getByTestId('question').waitFor();
   await page.frame({ url: /foreign\.html/ }).evaluate(() => window.attack());
   // Each embedded frame has handled the foreign ping, and ignored it (a frame counts what it
   // ignores instead of answering): no answer to it can still be on its way.

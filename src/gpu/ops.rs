@@ -452,10 +452,11 @@ impl GpuOps {
     /// compiles its steps need. An id that leads to another kernel (or none) is refused, so that
     /// a kernel left out of its family's list can never run another's pipeline.
     fn kernel_id(&self, kernel: &KernelInfo) -> Result<KernelId, GpuError> {
-        match self.pipeline(kernel.id) {
-            Some((name, _)) if name == kernel.name => Ok(kernel.id),
-            _ => Err(GpuError::UnlistedKernel(kernel.name)),
+        if self.pipeline_name(kernel.id) != Some(kernel.name) {
+            return Err(GpuError::UnlistedKernel(kernel.name));
         }
+        self.pipeline(kernel.id);
+        Ok(kernel.id)
     }
 
     /// Records `kernel` over `invocations` threads (in workgroups of the size it declares), with

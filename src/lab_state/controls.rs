@@ -397,8 +397,11 @@ impl LabControls {
                 };
             }
         }
-        // A combination the individual checks let through (GroupNorm with odd widths, BatchNorm
-        // with one example per micro-batch) also falls back, so a link never blocks the page.
+        // A combination no single value was refused for (GroupNorm with widths read before it
+        // that 4 does not divide, a batch smaller than the micro-batch count left at its
+        // default) also falls back, so a link never blocks the page. A value that breaks a rule
+        // with controls read before it (BatchNorm with one example per micro-batch: `n` after
+        // `norm`) was refused on its own above.
         if !controls.validate().is_empty() {
             notices.push(Msg::new("notice-bad-combination"));
             controls = defaults;

@@ -157,7 +157,7 @@ async fn gpu_figure(
     let readback = if per_step_readback {
         PER_STEP_READBACK
     } else {
-        "one bulk readback"
+        "bulk readback (every 200 steps and at the end)"
     };
     let mut figure = figure(GPU_ENGINE, micro_batches, readback, steps, now_ms() - start);
     figure.dispatches_per_step = Some(workload.last_step_dispatches());

@@ -82,8 +82,8 @@ fn switch_language(language: crate::i18n::Language, redraw: Option<Redraw>) {
 fn App() -> impl IntoView {
     let redraw = use_context::<Redraw>();
     let pairs = browser::query_pairs();
-    let url_lang = pairs.iter().find(|(k, _)| k == "lang").map(|(_, v)| v.clone());
-    let language_notice = i18n::choose(url_lang.as_deref(), &browser::preferred_languages());
+    let url_lang = crate::route::UrlParams::new(&pairs).get("lang");
+    let language_notice = i18n::choose(url_lang, &browser::preferred_languages());
     browser::set_document_language(i18n::language().tag());
     let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
     let (route, route_notices) = match &embed_options {

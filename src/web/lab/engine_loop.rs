@@ -602,13 +602,16 @@ pub async fn run(
         let painted_meanwhile = (engine.is_gpu() || engine.in_worker()) && browser::now_ms() - started_ms >= FRAME_MS;
         let engine = &*engine;
         let between_steps = async {
-            if painted_meanwhile {
-                browser::yield_now().await;
-            } else {
-                browser::next_frame().await;
+            // A hidden tab gives no animation frames: it holds at once.
+            if !browser::is_hidden() {
+                if painted_meanwhile {
+                    browser::yield_now().await;
+                } else {
+                    browser::next_frame().await;
+                }
             }
-            // Training waits while the tab is hidden (animation frames stop there too), and the
-            // page says where it holds, its view brought up to that step.
+            // Training waits while the tab is hidden, and the page says where it holds, its
+            // view brought up to that step.
             if browser::is_hidden() {
                 signals.view.update(|v| {
                     engine.sync(v);
@@ -620,7 +623,9 @@ pub async fn run(
         // Commands act during the wait too: a Pause shows at once even where frames are slow
         // or stopped (a hidden or throttled tab), not only when the next step would start.
         let waited = handling_commands(between_steps, &mut commands, &playback, signals).await;
-        signals.held_at_step.set(None);
+        if signals.held_at_step.get_untracked().is_some() {
+            signals.held_at_step.set(None);
+        }
         match waited {
             Ok(()) => {}
             Err(Interrupted::Reset(config, labels)) => reset = Some((config, labels)),
