@@ -3,7 +3,7 @@
 // not throw or panic, must not run anything the URL carries, and must say what it ignored.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withAppAndBrowser, screenshot } from '../harness.mjs';
+import { withAppAndBrowser, screenshot, expectAccessible } from '../harness.mjs';
 
 const app = withAppAndBrowser();
 
@@ -107,6 +107,8 @@ test('a key given twice keeps its first value and says so', async () => {
   await load(page, 'view=lab&scenario=sandbox&engine=cpu&lr=0.05&lr=2');
   await assertHarmless(page, 'duplicate lr');
   assert.match(await page.getByTestId('url-notice').textContent(), /\u2068lr\u2069 is given 2 times in the link; using the first value, "\u20680.05\u2069"/);
+  // The notices are a list inside a live region, which axe-core checks as such.
+  await expectAccessible(page, 'a link with a notice');
   await page.waitForFunction(() => new URL(location.href).searchParams.getAll('lr').length === 1);
   const lr = new URL(await page.evaluate(() => location.href)).searchParams.getAll('lr');
   assert.deepEqual(lr, ['0.05'], 'the rewritten address keeps the first value only');

@@ -185,7 +185,9 @@ fn App() -> impl IntoView {
     };
     let notices = (!notices.is_empty()).then(|| {
         let items = notices.into_iter().map(|n| view! { <li>{msg(&n)}</li> }).collect_view();
-        view! { <ul class="notice" role="status" data-testid="url-notice">{items}</ul> }
+        // The live region wraps the list: a role on the <ul> itself would unmake it a list, and
+        // its items would be list items outside any list (axe-core's `listitem`).
+        view! { <div class="notice" role="status" data-testid="url-notice"><ul>{items}</ul></div> }
     });
     let page = match (route, bank) {
         (Route::Lab { .. }, _) => match options {
