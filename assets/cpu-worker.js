@@ -1,13 +1,8 @@
-// The CPU engine's Web Worker. The Lab page sends the URL of the app's own wasm-bindgen module
-// and its compiled WebAssembly.Module; the same Rust code starts here, sees that it runs in a
-// worker and serves the page's requests (src/web/worker.rs). Nothing is fetched or compiled twice.
-self.onmessage = async (event) => {
-  self.onmessage = null;
-  try {
-    const { script, module } = event.data;
-    const { default: init } = await import(script);
-    await init({ module_or_path: module });
-  } catch (error) {
-    self.postMessage({ failed: String(error) });
-  }
-};
+// The CPU engine's Web Worker. It loads the worker's own small wasm (gradlab-cpu-worker: the
+// simulation and nothing of the UI; crates/cpu_worker), which then serves the page's requests.
+// The page names its build in `?v=`: the worker's files have fixed names, and the query keeps a
+// cached copy of another build from being paired with this page.
+const build = self.location.search;
+import(`./gradlab-cpu-worker.js${build}`)
+  .then(({ default: init }) => init({ module_or_path: new URL(`./gradlab-cpu-worker_bg.wasm${build}`, self.location.href) }))
+  .catch((error) => self.postMessage({ failed: String(error) }));

@@ -5,7 +5,7 @@ Not part of the project's build or tests: run it in a throwaway virtual environm
   /tmp/torchvenv/bin/python scripts/pytorch_canonical.py --steps 1000
 right before or after `gradlab bench` on the same (idle) machine, and compare ratios.
 
-Workload as in src/cli/bench.rs: 3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,
+Workload as in crates/cli/src/bench.rs: 3-class spiral, 300 points per class, MLP 2-64-64-3 ReLU,
 float32, SGD lr 0.1, B = 256 as one full batch and as 4 micro-batches of 64 with loss / 4,
 training only (zero_grad, forward, backward, optimizer step), one thread.
 """

@@ -19,9 +19,9 @@ fi
 say "rustfmt"
 cargo fmt --all -- --check
 say "clippy (native)"
-cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked -- -D warnings
 say "clippy (wasm32)"
-cargo clippy --target wasm32-unknown-unknown --lib --bin gradlab-web --test browser_webgpu --test browser_components --locked -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --workspace --lib --bins --test browser_webgpu --test browser_components --locked -- -D warnings
 start_test_postgres
 say "cargo test"
 # A test that skips its GPU or PostgreSQL half knowingly (GRADLAB_SKIP_*_TESTS=1) says so here.
@@ -29,7 +29,7 @@ export GRADLAB_SKIPPED_TESTS_FILE="$ROOT/target/skipped-tests.txt"
 mkdir -p "$ROOT/target"
 rm -f "$GRADLAB_SKIPPED_TESTS_FILE"
 status=0
-cargo test --locked || status=$?
+cargo test --workspace --locked || status=$?
 report_skipped_tests "$GRADLAB_SKIPPED_TESTS_FILE"
 [ "$status" -eq 0 ] || exit "$status"
 say "in-browser tests (wasm32, WebGPU in headless Chromium)"

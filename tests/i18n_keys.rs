@@ -23,7 +23,9 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// Literal ids after `tr("` and `Msg::new("` in the sources.
 fn literal_ids() -> BTreeSet<String> {
     let mut files = Vec::new();
-    rust_files(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").as_path(), &mut files);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    rust_files(root.join("src").as_path(), &mut files);
+    rust_files(root.join("crates").as_path(), &mut files);
     let mut ids = BTreeSet::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();

@@ -1,7 +1,8 @@
-//! ARCHITECTURE.md's one-way layers, enforced from its own table ("What each layer may use"):
-//! every module lib.rs declares has a row, and each layer's sources name only the crate modules
-//! and the outside crates (Cargo.toml's dependencies) its row allows. The table is the one list;
-//! nothing here repeats it.
+//! ARCHITECTURE.md's layer table ("What each layer may use") is true of the workspace: every
+//! crate under `crates/` has a row and every row a crate, and each crate's Cargo.toml names
+//! exactly the layers and the outside crates its row names. Cargo itself enforces the rules (a
+//! crate cannot use what its Cargo.toml does not name); this test keeps the document that
+//! explains them from drifting. The table is the one list; nothing here repeats it.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -10,24 +11,27 @@
 )]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// One row of the table: the crate modules and the outside crates a layer may use.
-#[derive(Debug, Default)]
-struct Allowed {
-    modules: BTreeSet<String>,
+/// One row of the table, or what one crate's Cargo.toml names: the layers (crates of this
+/// workspace) and the outside crates, as code names them (`-` as `_`).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Uses {
+    layers: BTreeSet<String>,
     crates: BTreeSet<String>,
 }
 
 const TABLE_START: &str = "<!-- layers: read by tests/layers.rs -->";
 const TABLE_END: &str = "<!-- /layers -->";
+/// The prefix of every layer crate's package name (`gradlab-lab-state` is layer `lab_state`).
+const LAYER_PREFIX: &str = "gradlab_";
 
 /// The rows of ARCHITECTURE.md's layer table, by layer.
-fn layer_table(markdown: &str) -> BTreeMap<String, Allowed> {
+fn layer_table(markdown: &str) -> BTreeMap<String, Uses> {
     let start = markdown.find(TABLE_START).expect("ARCHITECTURE.md has the layer table") + TABLE_START.len();
     let end = start + markdown[start..].find(TABLE_END).expect("the layer table ends");
     let list = |cell: &str| -> BTreeSet<String> {
@@ -46,155 +50,71 @@ fn layer_table(markdown: &str) -> BTreeMap<String, Allowed> {
         .map(|line| {
             let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
             assert_eq!(cells.len(), 3, "a layer row has three cells: {line}");
-            let allowed = Allowed {
-                modules: list(cells[1]),
+            let uses = Uses {
+                layers: list(cells[1]),
                 crates: list(cells[2]),
             };
-            (cells[0].trim().to_string(), allowed)
+            (cells[0].trim().to_string(), uses)
         })
         .collect()
 }
 
-/// The modules lib.rs declares (`pub mod name;`, whatever cfg they are under).
-fn declared_modules() -> BTreeSet<String> {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
-    lib.lines()
-        .filter_map(|line| line.trim().strip_prefix("pub mod "))
-        .filter_map(|rest| rest.strip_suffix(';'))
-        .map(String::from)
-        .collect()
-}
-
-/// Every crate Cargo.toml names (dependencies and dev-dependencies, on every target), as code
-/// names it (`-` as `_`).
-fn dependency_names() -> BTreeSet<String> {
-    let manifest: toml::Table = std::fs::read_to_string(root().join("Cargo.toml"))
-        .unwrap()
-        .parse()
-        .unwrap();
+/// The dependency tables of a manifest named `section` (`dependencies`, `dev-dependencies`), on
+/// every target.
+fn dependency_tables<'a>(manifest: &'a toml::Table, section: &'a str) -> impl Iterator<Item = &'a toml::Table> + 'a {
     let targets = manifest
         .get("target")
         .and_then(toml::Value::as_table)
         .into_iter()
         .flat_map(|targets| targets.values().filter_map(toml::Value::as_table));
-    std::iter::once(&manifest)
+    std::iter::once(manifest)
         .chain(targets)
-        .flat_map(|table| {
-            ["dependencies", "dev-dependencies"]
-                .into_iter()
-                .filter_map(move |section| table.get(section)?.as_table())
+        .filter_map(move |table| table.get(section)?.as_table())
+}
+
+/// What a crate's Cargo.toml names: its layers from `[dependencies]` (a layer that only its
+/// tests use, for a test-support feature, is not a dependency of the layer), its outside crates
+/// from both `[dependencies]` and `[dev-dependencies]` (the table names the crates tests use).
+fn manifest_uses(manifest: &toml::Table) -> Uses {
+    let names = |section| -> BTreeSet<String> {
+        dependency_tables(manifest, section)
+            .flat_map(|table| table.keys())
+            .map(|name| name.replace('-', "_"))
+            .collect()
+    };
+    let (normal, dev) = (names("dependencies"), names("dev-dependencies"));
+    let layer = |name: &String| name.strip_prefix(LAYER_PREFIX).map(String::from);
+    Uses {
+        layers: normal.iter().filter_map(layer).collect(),
+        crates: normal
+            .union(&dev)
+            .filter(|name| layer(name).is_none())
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Every crate under `crates/`, by layer (its folder's name), with what its Cargo.toml names.
+fn workspace_crates() -> BTreeMap<String, Uses> {
+    std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("Cargo.toml").is_file())
+        .map(|path| {
+            let manifest: toml::Table = std::fs::read_to_string(path.join("Cargo.toml"))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let layer = path.file_name().unwrap().to_string_lossy().into_owned();
+            let package = manifest["package"]["name"].as_str().unwrap().replace('-', "_");
+            assert_eq!(
+                package,
+                format!("{LAYER_PREFIX}{layer}"),
+                "crates/{layer} is named after its layer"
+            );
+            (layer, manifest_uses(&manifest))
         })
-        .flat_map(|dependencies| dependencies.keys())
-        .map(|name| name.replace('-', "_"))
         .collect()
-}
-
-fn sources(layer: &str) -> Vec<PathBuf> {
-    let src = root().join("src");
-    let file = src.join(format!("{layer}.rs"));
-    if file.is_file() {
-        return vec![file];
-    }
-    let mut found = Vec::new();
-    let mut stack = vec![src.join(layer)];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
-
-/// The code of a source: each line up to its comment (doc links are not dependencies); a `//`
-/// inside a string literal (`"https://..."`) is not a comment.
-fn code_of(text: &str) -> String {
-    text.lines().map(without_comment).collect::<Vec<_>>().join("\n")
-}
-
-fn without_comment(line: &str) -> &str {
-    let bytes = line.as_bytes();
-    let (mut in_string, mut escaped) = (false, false);
-    for (i, &byte) in bytes.iter().enumerate() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' if in_string => escaped = true,
-            b'"' => in_string = !in_string,
-            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
-
-fn identifier_at(text: &str) -> String {
-    text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
-}
-
-/// Module names after `crate::` in code (also inside `use crate::{a, b}` lists).
-fn crate_modules(code: &str) -> BTreeSet<String> {
-    let mut modules = BTreeSet::new();
-    for (i, _) in code.match_indices("crate::") {
-        let rest = &code[i + "crate::".len()..];
-        if let Some(list) = rest.strip_prefix('{') {
-            // The list's top-level items (`crate::{a::{b, c}, d}` names a and d).
-            let mut depth = 0;
-            let mut at_item = true;
-            for (j, c) in list.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => at_item = true,
-                    c if at_item && !c.is_whitespace() => {
-                        at_item = false;
-                        let name = identifier_at(&list[j..]);
-                        if !name.is_empty() {
-                            modules.insert(name);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            modules.insert(identifier_at(rest));
-        }
-    }
-    modules
-}
-
-/// The outside crates of `dependencies` that code names: a path that starts with the crate
-/// (`name::`, not `other_name::` or `self::name::`), or `use name;`.
-fn outside_crates(code: &str, dependencies: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut used = BTreeSet::new();
-    for (i, _) in code.match_indices("::") {
-        let before = &code[..i];
-        let name: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        let preceding = before[..before.len() - name.len()].chars().next_back();
-        let starts_path = preceding.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
-        if starts_path && dependencies.contains(&name) {
-            used.insert(name);
-        }
-    }
-    for (i, _) in code.match_indices("use ") {
-        let name = identifier_at(&code[i + "use ".len()..]);
-        let after = &code[i + "use ".len() + name.len()..];
-        if (after.starts_with(';') || after.starts_with(" as ")) && dependencies.contains(&name) {
-            used.insert(name);
-        }
-    }
-    used
 }
 
 fn architecture_md() -> String {
@@ -202,81 +122,81 @@ fn architecture_md() -> String {
 }
 
 #[test]
-fn every_module_has_a_row_and_every_row_is_a_module() {
+fn every_crate_has_a_row_and_every_row_is_a_crate() {
     let table = layer_table(&architecture_md());
-    let rows: BTreeSet<String> = table.keys().cloned().collect();
+    let crates = workspace_crates();
+    let rows: BTreeSet<&String> = table.keys().collect();
+    let folders: BTreeSet<&String> = crates.keys().collect();
     assert_eq!(
-        rows,
-        declared_modules(),
-        "ARCHITECTURE.md's layer table and lib.rs's modules"
+        rows, folders,
+        "ARCHITECTURE.md's layer table and crates/ list the same layers"
     );
-    let dependencies = dependency_names();
-    for (layer, allowed) in &table {
-        for module in &allowed.modules {
-            assert!(rows.contains(module), "{layer}'s row names {module}, not a layer");
-        }
-        for name in &allowed.crates {
-            assert!(
-                dependencies.contains(name),
-                "{layer}'s row names {name}, not in Cargo.toml"
-            );
-        }
-        assert!(!sources(layer).is_empty(), "{layer} has no sources");
+}
+
+#[test]
+fn every_crate_names_what_its_row_names() {
+    let table = layer_table(&architecture_md());
+    for (layer, uses) in workspace_crates() {
+        let Some(row) = table.get(&layer) else { continue };
+        assert_eq!(
+            uses.layers, row.layers,
+            "crates/{layer}/Cargo.toml depends on other layers than its row in ARCHITECTURE.md names"
+        );
+        assert_eq!(
+            uses.crates, row.crates,
+            "crates/{layer}/Cargo.toml names other outside crates than its row in ARCHITECTURE.md"
+        );
     }
 }
 
 #[test]
-fn every_layer_uses_only_what_architecture_md_allows() {
-    let dependencies = dependency_names();
-    let mut violations = Vec::new();
-    for (layer, allowed) in layer_table(&architecture_md()) {
-        for path in sources(&layer) {
-            let code = code_of(&std::fs::read_to_string(&path).unwrap());
-            for module in crate_modules(&code) {
-                if module != layer && !allowed.modules.contains(&module) {
-                    violations.push(format!("{} uses crate::{module}", path.display()));
-                }
-            }
-            for name in outside_crates(&code, &dependencies) {
-                if !allowed.crates.contains(&name) {
-                    violations.push(format!("{} uses {name}", path.display()));
-                }
-            }
+fn the_layers_point_one_way() {
+    // Each layer uses only layers that come before it in the table: no cycle, and the order of
+    // the rows is an order in which the crates can be built.
+    let table = layer_table(&architecture_md());
+    let order: Vec<&String> = {
+        let markdown = architecture_md();
+        let start = markdown.find(TABLE_START).unwrap();
+        let mut rows: Vec<(usize, &String)> = table
+            .keys()
+            .map(|layer| (markdown[start..].find(&format!("| {layer} |")).unwrap(), layer))
+            .collect();
+        rows.sort();
+        rows.into_iter().map(|(_, layer)| layer).collect()
+    };
+    for (place, layer) in order.iter().enumerate() {
+        for used in &table[*layer].layers {
+            let used_place = order.iter().position(|l| *l == used);
+            assert!(
+                used_place.is_some_and(|p| p < place),
+                "layer {layer} uses {used}, which is not a layer above it in the table"
+            );
         }
     }
-    assert!(violations.is_empty(), "layer violations:\n{}", violations.join("\n"));
 }
 
 #[test]
 fn the_check_sees_what_it_must() {
-    let code = code_of(
-        "use crate::{sim, quiz::{bank, attempt}, i18n};\nuse crate::gpu::x;\n//! see `crate::web`\n\
-         let u = \"https://example.org\"; use crate::plot;",
-    );
-    assert_eq!(
-        crate_modules(&code),
-        ["gpu", "i18n", "plot", "quiz", "sim"].map(String::from).into()
-    );
-    let dependencies: BTreeSet<String> = ["wgpu", "time", "serde"].map(String::from).into();
-    let code = code_of(
-        "let d = wgpu::Device;\nlet t = std::time::Instant::now();\nuse web_time::Instant;\n\
-         // serde:: in a comment",
-    );
-    assert_eq!(outside_crates(&code, &dependencies), ["wgpu"].map(String::from).into());
-    assert!(outside_crates("use serde;", &dependencies).contains("serde"));
-    assert!(outside_crates("use serde as s;", &dependencies).contains("serde"));
-    assert!(outside_crates("#[derive(serde::Serialize)]", &dependencies).contains("serde"));
+    let manifest: toml::Table = r#"
+        [package]
+        name = "gradlab-example"
+        [dependencies]
+        gradlab-sim.workspace = true
+        serde.workspace = true
+        [target.'cfg(not(target_arch = "wasm32"))'.dependencies]
+        web-time.workspace = true
+        [dev-dependencies]
+        gradlab-quiz.workspace = true
+        tempfile.workspace = true
+    "#
+    .parse()
+    .unwrap();
+    let uses = manifest_uses(&manifest);
+    let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(uses.layers, set(&["sim"]));
+    assert_eq!(uses.crates, set(&["serde", "web_time", "tempfile"]));
     let table = layer_table(&format!(
-        "{TABLE_START}\n| layer | modules | crates |\n|---|---|---|\n| sim | | libm, serde |\n\
-         | gpu | sim | wgpu |\n{TABLE_END}\n| web | everything | |"
+        "{TABLE_START}\n| layer | layers | crates |\n|---|---|---|\n| example | sim | serde, web_time, tempfile |\n{TABLE_END}"
     ));
-    assert_eq!(table.keys().collect::<Vec<_>>(), ["gpu", "sim"]);
-    assert!(table["sim"].modules.is_empty());
-    assert_eq!(table["sim"].crates, ["libm", "serde"].map(String::from).into());
-    assert!(table["gpu"].modules.contains("sim"));
-    // The crates Cargo.toml names on every target are known, dev-only ones included.
-    let names = dependency_names();
-    for name in ["wgpu", "leptos", "serde_json", "naga", "proptest", "web_sys"] {
-        assert!(names.contains(name), "{name}");
-    }
+    assert_eq!(table["example"], uses);
 }

@@ -221,7 +221,7 @@ fn the_validator_rejects_a_broken_kernel() {
 
 #[test]
 fn every_wgsl_file_is_listed_and_so_validated() {
-    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gpu/kernels");
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/gpu/src/kernels");
     let mut files: Vec<String> = std::fs::read_dir(&folder)
         .unwrap()
         .filter_map(|entry| {

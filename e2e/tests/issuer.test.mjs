@@ -121,7 +121,7 @@ async function verdictOf(page) {
   return { valid: await verdict.getAttribute('data-valid'), status: await verdict.getAttribute('data-status'), verdict };
 }
 
-/** A format-2 short ID (see src/quiz/certificate.rs): format 2, serial, nonce, then CRC-15. */
+/** A format-2 short ID (see crates/quiz/src/certificate.rs): format 2, serial, nonce, then CRC-15. */
 function issuedId(serial, nonce) {
   const payload = (2n << 56n) | (BigInt(serial) << 28n) | BigInt(nonce);
   let crc = 0n;

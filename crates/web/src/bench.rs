@@ -1,0 +1,227 @@
+//! The benchmark page (`?view=bench` or `?bench`): the canonical workload on the CPU engine in
+//! wasm (in its Web Worker, where the Lab trains it; on the page's thread only where no worker
+//! starts) and on WebGPU, with metrics read back in bulk and after every step. The figures go into
+//! `#bench-result` as JSON and to the console.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use super::i18n::tr;
+use serde::Serialize;
+
+use gradlab_cpu_worker::{
+    time_canonical_steps, BenchTiming, FromWorker, ToWorker, BENCH_MEASURE_MS, BENCH_WARM_UP_STEPS,
+};
+use gradlab_gpu::context::GpuContext;
+use gradlab_gpu::ops::GpuOps;
+use gradlab_gpu::workload::GpuWorkload;
+use gradlab_lab_state::engine_choice::Verdict;
+use gradlab_sim::regime::MetricOps;
+
+use super::worker::CpuWorker;
+
+/// Each figure times its engine for at least this long after warm-up, as the CPU worker does.
+const MEASURE_MS: f64 = BENCH_MEASURE_MS;
+/// Warm-up steps before the timing starts (pipelines built, caches filled).
+const WARM_UP_STEPS: u64 = BENCH_WARM_UP_STEPS;
+/// Steps between two bulk readbacks of the metrics (the GPU engine keeps 256 steps' worth).
+const BULK_READBACK_STEPS: u64 = 200;
+
+#[derive(Debug, Serialize)]
+struct Figure {
+    engine: &'static str,
+    regime: &'static str,
+    readback: &'static str,
+    steps: u64,
+    steps_per_second: f64,
+    ms_per_step: f64,
+    /// Compute dispatches per optimizer step (WebGPU only).
+    dispatches_per_step: Option<usize>,
+}
+
+/// The engine the Lab would train this regime on, by the same rule as its race
+/// ([`Verdict::of`] on the CPU engine's and WebGPU's bulk-readback time per step).
+#[derive(Debug, Serialize)]
+struct Choice {
+    regime: &'static str,
+    engine: &'static str,
+    /// How many times faster the chosen engine measured.
+    times: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct BenchReport {
+    workload: &'static str,
+    adapter: Option<String>,
+    gpu_error: Option<String>,
+    figures: Vec<Figure>,
+    lab_would_choose: Vec<Choice>,
+}
+
+fn lab_choices(figures: &[Figure]) -> Vec<Choice> {
+    ["full 256", "4 x 64"]
+        .into_iter()
+        .filter_map(|regime| {
+            let ms = |engine: &str| {
+                figures
+                    .iter()
+                    .find(|f| f.regime == regime && f.engine == engine && f.readback != PER_STEP_READBACK)
+                    .map(|f| f.ms_per_step)
+            };
+            let cpu = ms(CPU_ENGINE)?;
+            Some(match ms(GPU_ENGINE).map(|gpu| Verdict::of(gpu, cpu)) {
+                None => Choice {
+                    regime,
+                    engine: CPU_ENGINE,
+                    times: 1.0,
+                },
+                Some(Verdict::Cpu { times }) => Choice {
+                    regime,
+                    engine: CPU_ENGINE,
+                    times,
+                },
+                Some(Verdict::Gpu { times }) => Choice {
+                    regime,
+                    engine: GPU_ENGINE,
+                    times,
+                },
+            })
+        })
+        .collect()
+}
+
+const CPU_ENGINE: &str = "cpu-wasm-f32";
+const GPU_ENGINE: &str = "webgpu-f32";
+const PER_STEP_READBACK: &str = "loss read back every step";
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+fn figure(engine: &'static str, micro_batches: usize, readback: &'static str, steps: u64, elapsed_ms: f64) -> Figure {
+    Figure {
+        engine,
+        regime: if micro_batches == 1 { "full 256" } else { "4 x 64" },
+        readback,
+        steps,
+        steps_per_second: 1000.0 * steps as f64 / elapsed_ms.max(1e-9),
+        ms_per_step: elapsed_ms / steps.max(1) as f64,
+        dispatches_per_step: None,
+    }
+}
+
+/// The CPU engine's figure, timed in the worker (`worker` is None where none started: then on
+/// the page's thread, which the figure says).
+async fn cpu_figure(worker: Option<&CpuWorker>, micro_batches: usize) -> Result<Figure, String> {
+    let (timing, place): (BenchTiming, &'static str) = match worker {
+        Some(worker) => match worker.request(&ToWorker::Bench { micro_batches }, &|| true).await? {
+            FromWorker::Benched(timing) => (timing, "every step (in memory), in the Web Worker"),
+            FromWorker::Failed { message } => return Err(message),
+            other => return Err(format!("the CPU worker answered {other:?}")),
+        },
+        None => (
+            time_canonical_steps(micro_batches)?,
+            "every step (in memory), on the page's thread (no worker started)",
+        ),
+    };
+    Ok(figure(
+        CPU_ENGINE,
+        micro_batches,
+        place,
+        timing.steps,
+        timing.elapsed_ms,
+    ))
+}
+
+async fn gpu_figure(
+    context: &GpuContext,
+    ops: &Arc<GpuOps>,
+    micro_batches: usize,
+    per_step_readback: bool,
+) -> Result<Figure, String> {
+    let mut workload =
+        GpuWorkload::canonical(context, ops, micro_batches, MetricOps::NONE).map_err(|e| e.to_string())?;
+    for step in 0..WARM_UP_STEPS {
+        workload.step(step).map_err(|e| e.to_string())?;
+    }
+    workload.read_back().await.map_err(|e| e.to_string())?;
+    let start = now_ms();
+    let mut steps = 0;
+    while steps == 0 || now_ms() - start < MEASURE_MS {
+        workload.step(WARM_UP_STEPS + steps).map_err(|e| e.to_string())?;
+        steps += 1;
+        // Bulk readback as the Lab does it: every so many steps, before the history fills.
+        if per_step_readback || steps.is_multiple_of(BULK_READBACK_STEPS) {
+            workload.read_back().await.map_err(|e| e.to_string())?;
+        }
+    }
+    workload.read_back().await.map_err(|e| e.to_string())?;
+    let readback = if per_step_readback {
+        PER_STEP_READBACK
+    } else {
+        "bulk readback (every 200 steps and at the end)"
+    };
+    let mut figure = figure(GPU_ENGINE, micro_batches, readback, steps, now_ms() - start);
+    figure.dispatches_per_step = Some(workload.last_step_dispatches());
+    Ok(figure)
+}
+
+async fn run_bench() -> BenchReport {
+    let mut report = BenchReport {
+        workload: "spiral 3x300, MLP 2-64-64-3 ReLU, SGD lr 0.1, B = 256; training steps only",
+        adapter: None,
+        gpu_error: None,
+        figures: Vec::new(),
+        lab_would_choose: Vec::new(),
+    };
+    let worker = CpuWorker::spawn().await;
+    if let Err(e) = &worker {
+        web_sys::console::warn_1(&format!("the bench page times the CPU engine on its own thread: {e}").into());
+    }
+    for micro_batches in [1, 4] {
+        match cpu_figure(worker.as_ref().ok(), micro_batches).await {
+            Ok(f) => report.figures.push(f),
+            Err(e) => report.gpu_error = Some(format!("CPU engine failed: {e}")),
+        }
+    }
+    match GpuContext::new().await {
+        Err(error) => report.gpu_error = Some(error.to_string()),
+        Ok(context) => {
+            report.adapter = Some(context.adapter_name.clone());
+            let ops = GpuOps::shared(&context);
+            for micro_batches in [1, 4] {
+                for per_step in [false, true] {
+                    match gpu_figure(&context, &ops, micro_batches, per_step).await {
+                        Ok(f) => report.figures.push(f),
+                        Err(e) => report.gpu_error = Some(e),
+                    }
+                }
+            }
+        }
+    }
+    report.lab_would_choose = lab_choices(&report.figures);
+    report
+}
+
+#[component]
+pub fn BenchPage() -> impl IntoView {
+    let result = RwSignal::new(None::<String>);
+    leptos::task::spawn_local(async move {
+        let report = run_bench().await;
+        let json = serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        web_sys::console::log_1(&json.clone().into());
+        result.set(Some(json));
+    });
+    view! {
+        <section>
+            <h2>{tr("bench-title")}</h2>
+            <p class="muted">{tr("bench-intro")}</p>
+            <pre id="bench-result" data-testid="bench-result" data-done=move || result.with(Option::is_some).to_string()>
+                {move || result.get().unwrap_or_else(|| tr("bench-running"))}
+            </pre>
+        </section>
+    }
+}
