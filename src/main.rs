@@ -1,8 +1,8 @@
-//! The web entry point that Trunk builds: set up the panic hook and mount the app.
+//! The Lab's wasm entry (`index.html`), which Trunk builds: mounts the Lab.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    gradlab::web::start();
+    gradlab::web::start_lab();
 }
 
 /// Natively there is no page to mount; point at the CLI instead.

@@ -7,6 +7,7 @@ nav-main = Main
 nav-lab = Lab
 nav-quiz = Quiz
 nav-verify = Verify a certificate
+other-document-open = Open this page
 nav-language = Language
 notice-unknown-page = Unknown page "{ $value }"; showing the Lab.
 notice-unknown-scenario = Unknown scenario "{ $value }"; showing the default one.

@@ -7,6 +7,7 @@ nav-main = Principal
 nav-lab = Laboratorio
 nav-quiz = Cuestionario
 nav-verify = Verificar un certificado
+other-document-open = Abrir esta página
 nav-language = Idioma
 notice-unknown-page = Página desconocida «{ $value }»; se muestra el laboratorio.
 notice-unknown-scenario = Escenario desconocido «{ $value }»; se muestra el predeterminado.

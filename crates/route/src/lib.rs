@@ -26,6 +26,29 @@ pub enum Route {
     },
 }
 
+/// The two HTML documents of the app, each with its own wasm, so that a learner's first visit
+/// (the Lab) loads none of the other pages' code. A URL of either document can name any page:
+/// the document that does not hold it hands over to the one that does before its wasm loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// `index.html`: the Lab, with its course and step-through.
+    Lab,
+    /// `pages.html`: the quiz, the certificate, the verifier, the planner and the bench page.
+    Pages,
+}
+
+impl Document {
+    pub const ALL: [Document; 2] = [Document::Lab, Document::Pages];
+
+    /// The document's file, beside the other one.
+    pub fn file(self) -> &'static str {
+        match self {
+            Document::Lab => "index.html",
+            Document::Pages => "pages.html",
+        }
+    }
+}
+
 /// A page's decoded URL parameters as every reader takes them (the route, the Lab's controls
 /// and engine options, the embed options, the language): a key's first value, trimmed (the
 /// route tells the learner about the others); [`bad_parameter`] is the notice for a value that
@@ -105,17 +128,41 @@ impl Route {
         (route, notices)
     }
 
+    /// The document that shows this route.
+    pub fn document(&self) -> Document {
+        match self {
+            Route::Lab { .. } => Document::Lab,
+            Route::Quiz { .. } | Route::Certificate | Route::Bench | Route::Plan | Route::Verify { .. } => {
+                Document::Pages
+            }
+        }
+    }
+
+    /// A link to this route from either document: its document's file and [`Route::query`].
+    pub fn href(&self) -> String {
+        format!("{}{}", self.document().file(), self.query())
+    }
+
+    /// The page's name in `view=`.
+    pub fn view(&self) -> &'static str {
+        match self {
+            Route::Lab { .. } => "lab",
+            Route::Quiz { .. } => "quiz",
+            Route::Certificate => "certificate",
+            Route::Bench => "bench",
+            Route::Plan => "plan",
+            Route::Verify { .. } => "verify",
+        }
+    }
+
     /// The query string that leads to this route.
     pub fn query(&self) -> String {
+        let view = self.view();
         match self {
-            Route::Lab { scenario: None } => "?view=lab".into(),
-            Route::Lab { scenario: Some(id) } => format!("?view=lab&scenario={id}"),
-            Route::Quiz { question: None } => "?view=quiz".into(),
-            Route::Quiz { question: Some(id) } => format!("?view=quiz&question={}", encode(id)),
-            Route::Certificate => "?view=certificate".into(),
-            Route::Bench => "?view=bench".into(),
-            Route::Plan => "?view=plan".into(),
-            Route::Verify { id, name } => format!("?view=verify&id={}&name={}", encode(id), encode(name)),
+            Route::Lab { scenario: Some(id) } => format!("?view={view}&scenario={id}"),
+            Route::Quiz { question: Some(id) } => format!("?view={view}&question={}", encode(id)),
+            Route::Verify { id, name } => format!("?view={view}&id={}&name={}", encode(id), encode(name)),
+            _ => format!("?view={view}"),
         }
     }
 }
@@ -165,6 +212,31 @@ mod tests {
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn every_page_but_the_lab_lives_in_the_pages_document() {
+        assert_eq!(Route::Lab { scenario: None }.document(), Document::Lab);
+        for route in [
+            Route::QUIZ,
+            Route::Certificate,
+            Route::Bench,
+            Route::Plan,
+            Route::Verify {
+                id: String::new(),
+                name: String::new(),
+            },
+        ] {
+            assert_eq!(route.document(), Document::Pages, "{route:?}");
+            assert_eq!(route.href(), format!("pages.html{}", route.query()));
+        }
+        assert_eq!(
+            Route::Lab {
+                scenario: Some("norms".into())
+            }
+            .href(),
+            "index.html?view=lab&scenario=norms"
+        );
     }
 
     #[test]

@@ -23,10 +23,10 @@ pub enum PackageError {
     #[error("{0} has no index.html: build the app first (`trunk build --release`)")]
     NoIndex(PathBuf),
     #[error(
-        "index.html loads \"/{0}\" from the server's root, which an LMS does not serve: build with \
+        "{page} loads \"/{file}\" from the server's root, which an LMS does not serve: build with \
          relative URLs (`trunk build --release --public-url ./`, as Trunk.toml sets)"
     )]
-    AbsoluteUrl(String),
+    AbsoluteUrl { page: String, file: String },
     #[error("{0} holds a path that is not plain UTF-8")]
     BadPath(PathBuf),
     #[error(transparent)]
@@ -80,13 +80,16 @@ pub fn list_files(dist: &Path) -> Result<BTreeSet<String>, PackageError> {
     Ok(files)
 }
 
-/// Refuses a build whose entry page loads any of its files from the server's root: inside an
-/// LMS the package lives in a sub-folder.
-pub fn check_relative_urls(index_html: &str, files: &BTreeSet<String>) -> Result<(), PackageError> {
+/// Refuses a build whose page `page` (`html`) loads any of its files from the server's root:
+/// inside an LMS the package lives in a sub-folder.
+pub fn check_relative_urls(page: &str, html: &str, files: &BTreeSet<String>) -> Result<(), PackageError> {
     for file in files {
         for quote in ['"', '\''] {
-            if index_html.contains(&format!("{quote}/{file}")) {
-                return Err(PackageError::AbsoluteUrl(file.clone()));
+            if html.contains(&format!("{quote}/{file}")) {
+                return Err(PackageError::AbsoluteUrl {
+                    page: page.to_string(),
+                    file: file.clone(),
+                });
             }
         }
     }
@@ -105,9 +108,13 @@ pub struct PackageReport {
 /// build gives the same zip) and checks it.
 pub fn build(dist: &Path, options: &PackageOptions) -> Result<(Vec<u8>, PackageReport), PackageError> {
     let files = list_files(dist)?;
-    let index_path = dist.join(LAUNCH_PAGE);
-    let index = std::fs::read_to_string(&index_path).map_err(io_error(&index_path))?;
-    check_relative_urls(&index, &files)?;
+    // Every document of the app (the Lab's index.html, which every SCO launches, and the other
+    // pages' document it hands over to).
+    for page in files.iter().filter(|file| file.ends_with(".html")) {
+        let path = dist.join(page);
+        let html = std::fs::read_to_string(&path).map_err(io_error(&path))?;
+        check_relative_urls(page, &html, &files)?;
+    }
     let manifest = manifest_xml(options, &files)?;
     let zip_error = |e: zip::result::ZipError| PackageError::Zip(e.to_string());
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
@@ -209,10 +216,18 @@ mod tests {
         let options = PackageOptions::all(ScormVersion::Scorm12, Language::English, 80);
         let error = build(dir.path(), &options).unwrap_err();
         assert!(
-            matches!(&error, PackageError::AbsoluteUrl(f) if f == "app-1.js"),
+            matches!(&error, PackageError::AbsoluteUrl { page, file } if page == "index.html" && file == "app-1.js"),
             "{error}"
         );
         assert!(error.to_string().contains("--public-url ./"));
+        // The other document is checked as the Lab's is.
+        let two = dist(RELATIVE);
+        std::fs::write(two.path().join("pages.html"), r#"<script src='/app-1.js'></script>"#).unwrap();
+        let error = build(two.path(), &options).unwrap_err();
+        assert!(
+            matches!(&error, PackageError::AbsoluteUrl { page, file } if page == "pages.html" && file == "app-1.js"),
+            "{error}"
+        );
         let empty = tempfile::tempdir().unwrap();
         assert!(matches!(build(empty.path(), &options), Err(PackageError::NoIndex(_))));
         let error = build(&empty.path().join("missing"), &options).unwrap_err();

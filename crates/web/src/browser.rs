@@ -73,14 +73,28 @@ pub fn query_pairs() -> Vec<(String, String)> {
     pairs
 }
 
-/// `origin + path` of the page, to build share links.
-pub fn page_base() -> String {
+/// `origin + folder` of the app (the page's path without its document's file name), to build
+/// share links that reach either document: a share link outlives the file that made it.
+pub fn app_base() -> String {
     window()
         .ok()
         .and_then(|w| {
             let location = w.location();
-            Some(format!("{}{}", location.origin().ok()?, location.pathname().ok()?))
+            let path = location.pathname().ok()?;
+            let folder = match path.rsplit_once('/') {
+                Some((folder, file)) if file.ends_with(".html") => format!("{folder}/"),
+                _ => path,
+            };
+            Some(format!("{}{folder}", location.origin().ok()?))
         })
+        .unwrap_or_default()
+}
+
+/// The page's query string with its `?` (empty when there is none).
+pub fn query_string() -> String {
+    window()
+        .ok()
+        .and_then(|w| w.location().search().ok())
         .unwrap_or_default()
 }
 

@@ -221,7 +221,7 @@ pub fn certificate_image(facts: &CheckedFacts) -> Result<String, String> {
         .unwrap_or_default();
     let share = format!(
         "{}?view=verify&id={}",
-        browser::page_base(),
+        browser::app_base(),
         gradlab_route::encode(&facts.id)
     );
     let canvas = draw_card(&Drawing {
@@ -296,10 +296,10 @@ pub fn CertificateCard(issued: IssuedCertificate, topics: Vec<String>) -> impl I
     let id = issued.id.clone();
     // A signed ID names its credential, so the link needs no name; a format-1 ID is checked with it.
     let share = match &facts.signed_by {
-        Some(_) => format!("{}?view=verify&id={}", browser::page_base(), gradlab_route::encode(&id)),
+        Some(_) => format!("{}?view=verify&id={}", browser::app_base(), gradlab_route::encode(&id)),
         None => format!(
             "{}{}",
-            browser::page_base(),
+            browser::app_base(),
             Route::Verify {
                 id: id.clone(),
                 name: facts.name.clone(),
@@ -424,7 +424,7 @@ pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
         Ok(None) => view! {
             <section>
                 <h2>{tr("cert-none-title")}</h2>
-                <p>{tr("cert-none-text")}" "<a href=super::i18n::link(Route::QUIZ.query())>{tr("cert-take-quiz")}</a></p>
+                <p>{tr("cert-none-text")}" "<a href=super::i18n::link(Route::QUIZ.href())>{tr("cert-take-quiz")}</a></p>
             </section>
         }
         .into_any(),
@@ -432,7 +432,7 @@ pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
             <section>
                 <h2>{tr("cert-none-title")}</h2>
                 <p role="alert" class="error" data-testid="cert-stored-problem">{problem}</p>
-                <p><a href=super::i18n::link(Route::QUIZ.query())>{tr("cert-take-quiz")}</a></p>
+                <p><a href=super::i18n::link(Route::QUIZ.href())>{tr("cert-take-quiz")}</a></p>
             </section>
         }
         .into_any(),

@@ -1,5 +1,10 @@
 //! The browser app (wasm only): a thin shell that picks the page from the URL.
 //! Browser calls live in `browser`; everything the pages show comes from plain, tested types.
+//!
+//! The app is two documents, each with its own wasm (`gradlab_route::Document`): [`start_lab`]
+//! mounts the Lab (`index.html`, the first visit) and [`start_pages`] every other page
+//! (`pages.html`). Each entry names only its own pages, so the linker leaves the others' code
+//! (the quiz, the verifier, the certificate's PNG and QR code, ...) out of the Lab's wasm.
 #![cfg(target_arch = "wasm32")]
 
 mod bench;
@@ -20,7 +25,7 @@ use gradlab_embed::{full_app_query, EmbedOptions, EmbedTarget};
 use gradlab_i18n::Msg;
 use gradlab_lab_state::controls::{EngineOptions, LabControls};
 use gradlab_quiz::bank::QuestionBank;
-use gradlab_route::Route;
+use gradlab_route::{Document, Notice, Route};
 use i18n::{msg, tr};
 
 /// The Lab's options: its controls, the engine options, and the parameters kept in its URL.
@@ -57,13 +62,77 @@ fn lab_options(pairs: &[(String, String)], notices: &mut Vec<Msg>, embed: Option
 #[derive(Clone, Copy)]
 struct Redraw(RwSignal<u32>);
 
+/// What a document shows for a route it holds (the route, and the Lab's options on the Lab).
+type PageView = fn(Route, Option<lab::LabOptions>) -> AnyView;
+
 #[component]
-fn Root() -> impl IntoView {
+fn Root(document: Document, page_view: PageView) -> impl IntoView {
     let redraw = Redraw(RwSignal::new(0));
     provide_context(redraw);
     move || {
         redraw.0.track();
-        view! { <App /> }
+        view! { <App document=document page_view=page_view /> }
+    }
+}
+
+/// The page a URL asks for: an embed shows one part of the app, whatever `view` says.
+fn page_route(pairs: &[(String, String)], embed_options: Option<&EmbedOptions>) -> (Route, Vec<Notice>) {
+    match embed_options {
+        Some(options) if options.target == EmbedTarget::Quiz => {
+            let (_, notices) = Route::from_pairs(pairs);
+            let duplicates = notices.into_iter().filter(|n| n.0.id == "notice-duplicate-parameter");
+            let question = gradlab_route::quiz_question(pairs);
+            (Route::Quiz { question }, duplicates.collect())
+        }
+        Some(_) => {
+            let (route, notices) = Route::from_pairs(pairs);
+            match route {
+                Route::Lab { .. } => (route, notices),
+                _ => (Route::Lab { scenario: None }, notices),
+            }
+        }
+        None => Route::from_pairs(pairs),
+    }
+}
+
+/// The Lab's document shows the Lab.
+fn lab_document_page(route: Route, options: Option<lab::LabOptions>) -> AnyView {
+    match (route, options) {
+        (Route::Lab { .. }, Some(options)) => view! { <lab::LabPage options=options /> }.into_any(),
+        _ => ().into_any(),
+    }
+}
+
+/// The other document shows every other page.
+fn pages_document_page(route: Route, _: Option<lab::LabOptions>) -> AnyView {
+    let bank = || QuestionBank::bundled_in(i18n::language());
+    let bank_failed = |e: gradlab_quiz::bank::BankError| {
+        let text = msg(&Msg::new("quiz-load-failed").arg("reason", e.to_string()));
+        view! { <p role="alert" class="error">{text}</p> }.into_any()
+    };
+    match route {
+        Route::Verify { id, name } => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
+        Route::Quiz { question } => match bank() {
+            Ok(bank) => view! { <quiz::QuizPage bank=bank question=question /> }.into_any(),
+            Err(e) => bank_failed(e),
+        },
+        Route::Certificate => match bank() {
+            Ok(bank) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
+            Err(e) => bank_failed(e),
+        },
+        Route::Bench => view! { <bench::BenchPage /> }.into_any(),
+        Route::Plan => view! { <plan::PlanPage /> }.into_any(),
+        Route::Lab { .. } => ().into_any(),
+    }
+}
+
+/// A route the other document holds. Its inline router (assets/document-router.js) moves there
+/// before this wasm loads; should it not have, the learner gets the link rather than a loop.
+#[component]
+fn OtherDocument(route: Route) -> impl IntoView {
+    let href = format!("{}{}", route.document().file(), browser::query_string());
+    view! {
+        <p class="notice" data-testid="other-document"><a href=href>{tr("other-document-open")}</a></p>
     }
 }
 
@@ -80,30 +149,14 @@ fn switch_language(language: gradlab_i18n::Language, redraw: Option<Redraw>) {
 }
 
 #[component]
-fn App() -> impl IntoView {
+fn App(document: Document, page_view: PageView) -> impl IntoView {
     let redraw = use_context::<Redraw>();
     let pairs = browser::query_pairs();
     let url_lang = gradlab_route::UrlParams::new(&pairs).get("lang");
     let language_notice = i18n::choose(url_lang, &browser::preferred_languages());
     browser::set_document_language(i18n::language().tag());
     let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
-    let (route, route_notices) = match &embed_options {
-        // An embed shows one part of the app, whatever `view` says.
-        Some(options) if options.target == EmbedTarget::Quiz => {
-            let (_, notices) = Route::from_pairs(&pairs);
-            let duplicates = notices.into_iter().filter(|n| n.0.id == "notice-duplicate-parameter");
-            let question = gradlab_route::quiz_question(&pairs);
-            (Route::Quiz { question }, duplicates.collect())
-        }
-        Some(_) => {
-            let (route, notices) = Route::from_pairs(&pairs);
-            match route {
-                Route::Lab { .. } => (route, notices),
-                _ => (Route::Lab { scenario: None }, notices),
-            }
-        }
-        None => Route::from_pairs(&pairs),
-    };
+    let (route, route_notices) = page_route(&pairs, embed_options.as_ref());
     // On the Lab, the controls report a bad scenario themselves (with every other parameter).
     let mut notices: Vec<Msg> = route_notices
         .into_iter()
@@ -127,7 +180,6 @@ fn App() -> impl IntoView {
     };
     let embedded = embed_options.is_some();
     let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
-    let bank = QuestionBank::bundled_in(i18n::language());
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
         (Route::Quiz { .. }, Route::Quiz { .. } | Route::Certificate) => Some("page"),
@@ -140,7 +192,7 @@ fn App() -> impl IntoView {
         id: String::new(),
         name: String::new(),
     };
-    let full_app = format!("{}{}", browser::page_base(), full_app_query(&pairs));
+    let full_app = format!("{}{}", browser::app_base(), full_app_query(&pairs));
     let languages = move || {
         let items = gradlab_i18n::Language::ALL
             .into_iter()
@@ -174,10 +226,10 @@ fn App() -> impl IntoView {
         <header class="site-header no-print">
             <p class="brand">{tr("app-title")}</p>
             <nav aria-label=tr("nav-main")>
-                <a href=i18n::link(lab_link.query()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
-                <a href=i18n::link(Route::QUIZ.query()) aria-current=current(&Route::QUIZ)>{tr("nav-quiz")}</a>
-                <a href=i18n::link(Route::Plan.query()) aria-current=current(&Route::Plan)>{tr("nav-plan")}</a>
-                <a href=i18n::link(verify_link.query()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>
+                <a href=i18n::link(lab_link.href()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
+                <a href=i18n::link(Route::QUIZ.href()) aria-current=current(&Route::QUIZ)>{tr("nav-quiz")}</a>
+                <a href=i18n::link(Route::Plan.href()) aria-current=current(&Route::Plan)>{tr("nav-plan")}</a>
+                <a href=i18n::link(verify_link.href()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>
             </nav>
             {languages()}
         </header>
@@ -190,24 +242,21 @@ fn App() -> impl IntoView {
         // its items would be list items outside any list (axe-core's `listitem`).
         view! { <div class="notice" role="status" data-testid="url-notice"><ul>{items}</ul></div> }
     });
-    let page = match (route, bank) {
-        (Route::Lab { .. }, _) => match options {
-            Some(options) => view! { <lab::LabPage options=options /> }.into_any(),
-            None => ().into_any(),
-        },
-        (Route::Verify { id, name }, _) => view! { <verify::VerifyPage id=id name=name /> }.into_any(),
-        (Route::Quiz { question }, Ok(bank)) => view! { <quiz::QuizPage bank=bank question=question /> }.into_any(),
-        (Route::Certificate, Ok(bank)) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
-        (Route::Bench, _) => view! { <bench::BenchPage /> }.into_any(),
-        (Route::Plan, _) => view! { <plan::PlanPage /> }.into_any(),
-        (_, Err(e)) => {
-            let text = msg(&Msg::new("quiz-load-failed").arg("reason", e.to_string()));
-            view! { <p role="alert" class="error">{text}</p> }.into_any()
-        }
+    // What the page shows, for tests and host pages to wait on: the route's view, or that the
+    // route belongs to the other document.
+    let shown = if route.document() == document {
+        route.view()
+    } else {
+        "other-document"
+    };
+    let page = if route.document() == document {
+        page_view(route, options)
+    } else {
+        view! { <OtherDocument route=route /> }.into_any()
     };
     view! {
         {nav}
-        <main class="page" class:embedded=embedded>
+        <main class="page" class:embedded=embedded data-page=shown>
             <h1 class="visually-hidden">{tr("app-title")}</h1>
             {notices}
             {lms_notice}
@@ -231,8 +280,14 @@ pub mod components {
     pub use super::lab::controls::ControlsPanel;
 }
 
-/// Mounts the app on `<body>`.
-pub fn start() {
+/// Mounts the Lab's document (`index.html`) on `<body>`.
+pub fn start_lab() {
     console_error_panic_hook::set_once();
-    mount_to_body(Root);
+    mount_to_body(|| view! { <Root document=Document::Lab page_view=lab_document_page /> });
+}
+
+/// Mounts the other pages' document (`pages.html`) on `<body>`.
+pub fn start_pages() {
+    console_error_panic_hook::set_once();
+    mount_to_body(|| view! { <Root document=Document::Pages page_view=pages_document_page /> });
 }

@@ -512,7 +512,7 @@ pub fn QuizPage(
             "feedback incorrect"
         };
         let lab_link = f.scenario.clone().map(|id| {
-            let href = super::i18n::link(Route::Lab { scenario: Some(id) }.query());
+            let href = super::i18n::link(Route::Lab { scenario: Some(id) }.href());
             // Embedded (and so inside an LMS) the Lab opens beside the quiz: leaving the frame
             // would end the quiz's session.
             let new_tab = super::embed::is_active().then_some("_blank");
@@ -633,7 +633,7 @@ pub fn QuizPage(
                         .into_iter()
                         .map(|q| {
                             let lab = q.scenario.map(|id| {
-                                let href = super::i18n::link(Route::Lab { scenario: Some(id) }.query());
+                                let href = super::i18n::link(Route::Lab { scenario: Some(id) }.href());
                                 view! { " · "<a href=href target=new_tab rel=new_tab.map(|_| "noopener")>{tr("quiz-see-in-lab")}</a> }
                             });
                             view! {
@@ -668,7 +668,7 @@ pub fn QuizPage(
                 .map(|c| c.name.clone())
         });
         let body = if let (true, Some(holder)) = (score.passed, issued_here) {
-            let href = super::i18n::link(Route::Certificate.query());
+            let href = super::i18n::link(Route::Certificate.href());
             view! {
                 <p>{msg(&Msg::new("quiz-passed").arg("percent", score.percent).arg("needed", &needed))}</p>
                 <p data-testid="issued-for-attempt">{msg(&Msg::new("quiz-issued-for-attempt").arg("name", holder))}</p>

@@ -198,7 +198,7 @@ pub fn CoursePanel(
                     <strong>{verdict}</strong>" "{msg(&p.explanation())}
                 </p>
                 <p data-testid="predict-measured">{measured}</p>
-                <p><a data-testid="predict-quiz" href=link(Route::Quiz { question: Some(p.quiz_question.to_string()) }.query())>
+                <p><a data-testid="predict-quiz" href=link(Route::Quiz { question: Some(p.quiz_question.to_string()) }.href())>
                     {tr("predict-quiz")}
                 </a></p>
             }
@@ -234,8 +234,8 @@ pub fn CoursePanel(
                             .arg("total", SCENARIO_IDS.len()))
                     })}</h4>
                     <p>{tr("course-summary")}</p>
-                    <p><a class="button primary" href=link(Route::QUIZ.query())>{tr("course-to-quiz")}</a></p>
-                    <p><a data-testid="course-plan" href=link(Route::Plan.query())>{tr("course-to-plan")}</a></p>
+                    <p><a class="button primary" href=link(Route::QUIZ.href())>{tr("course-to-quiz")}</a></p>
+                    <p><a data-testid="course-plan" href=link(Route::Plan.href())>{tr("course-to-plan")}</a></p>
                 </div>
             }
             .into_any(),

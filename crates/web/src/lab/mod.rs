@@ -740,7 +740,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
                         <MemoryBars view=signals.view in_worker=signals.cpu_in_worker controls=controls typo=typo
                             locked=locked_controls.contains(&Control::MemoryBudget)
                             hidden=hidden_controls.contains(&Control::MemoryBudget) />
-                        <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.query())>{tr("memory-plan-link")}</a></p>
+                        <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.href())>{tr("memory-plan-link")}</a></p>
                     </div>
                     <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
                         <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
