@@ -10,6 +10,7 @@
     reason = "a test fails loudly"
 )]
 
+use gradlab::embed::{normalize_origin, test_support::ORIGINS};
 use gradlab::lab_state::controls::{Control, LabControls};
 use gradlab::lab_state::session::LabView;
 use gradlab::plot::Metric;
@@ -189,4 +190,17 @@ async fn a_chart_draws_once_there_is_data() {
     settle().await;
     assert!(root.query_selector(".crosshair").unwrap().is_none());
     drop(mounted);
+}
+
+/// The embed's origin check over the browser's own URL parser gives what it gives over the url
+/// crate natively: the same cases, the same origins.
+#[wasm_bindgen_test]
+fn the_origin_check_reads_urls_with_the_browsers_parser_as_with_the_url_crate() {
+    for (given, origin) in ORIGINS {
+        assert_eq!(
+            normalize_origin(given, gradlab::web::parse_url).as_deref(),
+            *origin,
+            "{given}"
+        );
+    }
 }

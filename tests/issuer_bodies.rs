@@ -27,6 +27,10 @@ struct App {
 }
 
 fn app() -> App {
+    app_serving(None)
+}
+
+fn app_serving(dist: Option<&std::path::Path>) -> App {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -45,7 +49,7 @@ fn app() -> App {
         issuer_name: "Test issuer".into(),
     };
     let (state, origins) = runtime.block_on(prepare(&config)).unwrap();
-    let router = application(Arc::clone(&state), &origins, None);
+    let router = application(Arc::clone(&state), &origins, dist);
     App {
         runtime,
         router,
@@ -161,5 +165,64 @@ fn a_passing_body_is_issued_in_process_too() {
     assert_eq!(
         reply["credential"]["credentialSubject"]["identifier"][0]["identityHash"],
         "Ada <script>alert(1)</script>"
+    );
+}
+
+/// The built app is served as a real server should send it: a file that has a gzip twin beside
+/// it (the release build writes them) goes out compressed to a browser that accepts gzip, and
+/// as it is to one that does not; a page's URL falls back to the Lab's document.
+#[test]
+fn the_built_app_is_served_precompressed() {
+    let dist = tempfile::tempdir().unwrap();
+    std::fs::write(dist.path().join("index.html"), "<p>lab</p>").unwrap();
+    std::fs::write(dist.path().join("index.html.gz"), "gzipped index").unwrap();
+    std::fs::write(dist.path().join("app_bg.wasm"), "plain wasm").unwrap();
+    std::fs::write(dist.path().join("app_bg.wasm.gz"), "gzipped wasm").unwrap();
+    let app = app_serving(Some(dist.path()));
+    let get = |path: &str, gzip: bool| {
+        app.runtime.block_on(async {
+            let mut request = axum::http::Request::get(path);
+            if gzip {
+                request = request.header("accept-encoding", "gzip, deflate, br");
+            }
+            let response = app
+                .router
+                .clone()
+                .oneshot(request.body(axum::body::Body::empty()).unwrap())
+                .await
+                .unwrap();
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_string())
+                    .unwrap_or_default()
+            };
+            let (status, encoding, content_type) = (
+                response.status().as_u16(),
+                header("content-encoding"),
+                header("content-type"),
+            );
+            let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            (
+                status,
+                encoding,
+                content_type,
+                String::from_utf8_lossy(&body).into_owned(),
+            )
+        })
+    };
+    let (status, encoding, content_type, body) = get("/app_bg.wasm", true);
+    assert_eq!(
+        (status, encoding.as_str(), body.as_str()),
+        (200, "gzip", "gzipped wasm")
+    );
+    assert_eq!(content_type, "application/wasm");
+    let (status, encoding, _, body) = get("/app_bg.wasm", false);
+    assert_eq!((status, encoding.as_str(), body.as_str()), (200, "", "plain wasm"));
+    let (status, encoding, _, body) = get("/pages/unknown?view=quiz", true);
+    assert_eq!(
+        (status, encoding.as_str(), body.as_str()),
+        (200, "gzip", "gzipped index")
     );
 }

@@ -41,7 +41,8 @@ test('the CPU engine trains in a Web Worker: the page stays responsive, with the
   const onPage = await app.browser.newPage();
   onPage.errors = [];
   onPage.on('pageerror', (e) => onPage.errors.push(e.message));
-  await onPage.route('**/cpu-worker.js', (route) => route.abort());
+  // The worker's script, whatever build it names in its query.
+  await onPage.route('**/cpu-worker.js*', (route) => route.abort());
   await onPage.goto(`${app.server.url}?view=lab&scenario=norms&engine=cpu`);
   await onPage.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, {
     timeout: 60_000,

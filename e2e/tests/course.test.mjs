@@ -141,7 +141,7 @@ test('the last experiment closes with a summary and the quiz; unreadable progres
   assert.equal(await page.getByTestId('predict-verdict').getAttribute('data-correct'), 'true');
   assert.match(await page.getByTestId('predict-measured').textContent(), /for 4 micro-batches against .* for the full batch, 0\.2\d of it/);
   assert.equal(await page.getByTestId('course-summary').getByRole('link', { name: 'Take the quiz' }).getAttribute('href'), 'pages.html?view=quiz');
-  assert.equal(await page.getByTestId('course-plan').getAttribute('href'), '?view=plan');
+  assert.equal(await page.getByTestId('course-plan').getAttribute('href'), 'pages.html?view=plan');
   assert.equal(await page.getByTestId('course-summary').locator('h4').textContent(), 'The end of the course (1 of 6 experiments observed)');
   await expectAccessible(page, 'course summary');
   await screenshot(page, 'course-summary');

@@ -68,8 +68,9 @@ pub fn list_files(dist: &Path) -> Result<BTreeSet<String>, PackageError> {
                 })
                 .ok_or_else(|| PackageError::BadPath(path.clone()))?
                 .join("/");
-            // A manifest left in dist/ would be shadowed by the one written here.
-            if relative != MANIFEST {
+            // A manifest left in dist/ would be shadowed by the one written here; the release
+            // build's gzip twins are for a web server, and an LMS serves the files themselves.
+            if relative != MANIFEST && !relative.ends_with(".gz") {
                 files.insert(relative);
             }
         }
@@ -177,6 +178,7 @@ mod tests {
         std::fs::write(dir.path().join("index.html"), index).unwrap();
         std::fs::write(dir.path().join("app-1.js"), "export default 1;").unwrap();
         std::fs::write(dir.path().join("app-1_bg.wasm"), [0u8, 97, 115, 109]).unwrap();
+        std::fs::write(dir.path().join("app-1_bg.wasm.gz"), "a gzip twin").unwrap();
         std::fs::create_dir(dir.path().join("fonts")).unwrap();
         std::fs::write(dir.path().join("fonts/a.woff2"), "font").unwrap();
         dir
@@ -194,6 +196,10 @@ mod tests {
         let mut archive = ZipArchive::new(Cursor::new(&bytes)).unwrap();
         let names: BTreeSet<String> = archive.file_names().map(|n| n.unwrap().into_owned()).collect();
         assert!(names.contains("imsmanifest.xml") && names.contains("fonts/a.woff2"));
+        assert!(
+            !names.contains("app-1_bg.wasm.gz"),
+            "gzip twins stay out: an LMS serves the files"
+        );
         let mut wasm = Vec::new();
         archive
             .by_name("app-1_bg.wasm")

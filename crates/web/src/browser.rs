@@ -90,6 +90,21 @@ pub fn app_base() -> String {
         .unwrap_or_default()
 }
 
+/// The browser's own WHATWG URL parser (`new URL(text)`), read as the embed options read a URL.
+pub fn parse_url(text: &str) -> Option<gradlab_embed::ParsedUrl> {
+    let url = web_sys::Url::new(text).ok()?;
+    Some(gradlab_embed::ParsedUrl {
+        protocol: url.protocol(),
+        username: url.username(),
+        password: url.password(),
+        hostname: url.hostname(),
+        pathname: url.pathname(),
+        search: url.search(),
+        hash: url.hash(),
+        origin: url.origin(),
+    })
+}
+
 /// The page's query string with its `?` (empty when there is none).
 pub fn query_string() -> String {
     window()

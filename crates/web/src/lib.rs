@@ -155,7 +155,7 @@ fn App(document: Document, page_view: PageView) -> impl IntoView {
     let url_lang = gradlab_route::UrlParams::new(&pairs).get("lang");
     let language_notice = i18n::choose(url_lang, &browser::preferred_languages());
     browser::set_document_language(i18n::language().tag());
-    let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs);
+    let (embed_options, embed_notices) = EmbedOptions::from_pairs(&pairs, parse_url);
     let (route, route_notices) = page_route(&pairs, embed_options.as_ref());
     // On the Lab, the controls report a bad scenario themselves (with every other parameter).
     let mut notices: Vec<Msg> = route_notices
@@ -273,6 +273,9 @@ pub(crate) fn capitalize(text: &str) -> String {
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
+
+/// The browser's URL parser, exposed for the in-browser tests of the embed's origin check.
+pub use browser::parse_url;
 
 /// Components, exposed for the in-browser component tests.
 pub mod components {
