@@ -38,8 +38,6 @@ pub enum Document {
 }
 
 impl Document {
-    pub const ALL: [Document; 2] = [Document::Lab, Document::Pages];
-
     /// The document's file, beside the other one.
     pub fn file(self) -> &'static str {
         match self {
