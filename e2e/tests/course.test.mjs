@@ -106,6 +106,9 @@ test('scaling: predict, train, see the answer measured in the run, go on to the 
   assert.ok(await page.getByTestId('play').isDisabled(), 'Play waits for the new prediction');
   // The next experiment is not observed by the steps the last one trained.
   assert.equal(await page.locator('[data-course-step=scaling_adam]').textContent(), '2' + 'The same with Adam');
+  // A step is a real link too (opened in a new tab, it names the Lab's document and the preset).
+  assert.equal(await page.locator('[data-course-step=scaling_adam]').getAttribute('href'),
+    'index.html?view=lab&scenario=scaling_adam');
   // Progress is kept apart from the URL: a reload shows what was observed and predicted.
   await page.goto(`${app.server.url}?view=lab&scenario=scaling&engine=cpu`);
   await page.getByTestId('predict-verdict').waitFor();

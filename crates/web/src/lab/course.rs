@@ -80,10 +80,9 @@ pub fn CoursePanel(
     });
     let here = move || place(&experiment.get());
     let observed = move || progress.with(|p| p.is_observed(&experiment.get()));
-    let strip =
-        move || {
-            let current = experiment.get();
-            SCENARIO_IDS
+    let strip = move || {
+        let current = experiment.get();
+        SCENARIO_IDS
             .iter()
             .enumerate()
             .map(|(i, &id)| {
@@ -92,7 +91,7 @@ pub fn CoursePanel(
                 let status = if done { format!(", {}", tr("course-observed")) } else { String::new() };
                 view! {
                     <li class:done=done>
-                        <a href=link(format!("view=lab&scenario={id}")) aria-current=(current == id).then_some("step")
+                        <a href=link(Route::Lab { scenario: Some(id.to_string()) }.href()) aria-current=(current == id).then_some("step")
                             data-course-step=id
                             on:click=move |ev| { ev.prevent_default(); go_to.run(id); }>
                             <span aria-hidden="true">{i + 1}{if done { "✓" } else { "" }}</span>
@@ -102,7 +101,7 @@ pub fn CoursePanel(
                 }
             })
             .collect_view()
-        };
+    };
 
     // The prediction of this experiment: a choice to lock in, then the reveal.
     let chosen = RwSignal::new(None::<usize>);
