@@ -15,6 +15,8 @@ use gradlab_sim::scenario::canonical_config;
 
 #[cfg(target_arch = "wasm32")]
 pub mod serve;
+#[cfg(target_arch = "wasm32")]
+pub mod wire;
 use gradlab_sim::SimError;
 
 /// What the page asks of the worker. One request is in flight at a time, except [`ToWorker::Stop`].
@@ -90,8 +92,6 @@ pub const BENCH_MEASURE_MS: f64 = 1000.0;
 pub const BENCH_WARM_UP_STEPS: u64 = 3;
 /// Steps between two looks at the clock.
 const BENCH_CHUNK: u64 = 10;
-/// The batch of [`canonical_config`].
-const CANONICAL_BATCH: usize = 256;
 
 /// Training steps of the canonical workload and the milliseconds they took.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -103,11 +103,6 @@ pub struct BenchTiming {
 /// Times the canonical workload (training only, no metrics) on the CPU engine at f32 for at
 /// least [`BENCH_MEASURE_MS`], after [`BENCH_WARM_UP_STEPS`].
 pub fn time_canonical_steps(micro_batches: usize) -> Result<BenchTiming, String> {
-    if micro_batches == 0 || !CANONICAL_BATCH.is_multiple_of(micro_batches) {
-        return Err(format!(
-            "the canonical batch of {CANONICAL_BATCH} does not split into {micro_batches} micro-batches"
-        ));
-    }
     let mut lab = CpuLab::<f32>::cpu(canonical_config(micro_batches)).map_err(|e| e.to_string())?;
     lab.set_metric_ops(MetricOps::NONE);
     lab.run(BENCH_WARM_UP_STEPS, |_| {}).map_err(|e| e.to_string())?;
@@ -264,10 +259,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            ask(&mut worker, ToWorker::Bench { micro_batches: 0 }),
-            FromWorker::Failed { .. }
-        ));
+        for micro_batches in [0, 3] {
+            assert!(
+                matches!(
+                    ask(&mut worker, ToWorker::Bench { micro_batches }),
+                    FromWorker::Failed { .. }
+                ),
+                "{micro_batches}"
+            );
+        }
     }
 
     /// The page's mirror, fed by the worker's answers, shows what a lab trained on the page

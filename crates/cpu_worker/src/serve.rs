@@ -9,11 +9,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use crate::wire::bytes_of;
 use crate::{FromWorker, ToWorker, WorkerLab};
-
-fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
-    value.dyn_ref::<js_sys::Uint8Array>().map(js_sys::Uint8Array::to_vec)
-}
 
 /// A JavaScript error as a message for the page.
 fn js_error(error: &JsValue) -> String {

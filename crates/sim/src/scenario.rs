@@ -244,10 +244,12 @@ pub fn canonical_config(micro_batches: usize) -> LabConfig {
     LabConfig {
         batch_size: 256,
         runs: vec![RunSpec {
-            label: if micro_batches == 1 {
-                "full batch 256".into()
-            } else {
-                format!("{micro_batches} x {}", 256 / micro_batches)
+            // A count the batch does not split into is refused when the lab is built; the label
+            // must not fail first.
+            label: match 256usize.checked_div(micro_batches) {
+                _ if micro_batches == 1 => "full batch 256".into(),
+                Some(size) => format!("{micro_batches} x {size}"),
+                None => format!("{micro_batches} micro-batches"),
             },
             schedule: ScheduleSpec::Constant { learning_rate: 0.1 },
             regime: RegimeSpec::accumulate(micro_batches),

@@ -11,7 +11,8 @@ use super::i18n::tr;
 use serde::Serialize;
 
 use gradlab_cpu_worker::{
-    time_canonical_steps, BenchTiming, FromWorker, ToWorker, BENCH_MEASURE_MS, BENCH_WARM_UP_STEPS,
+    time_canonical_steps, BenchTiming, FromWorker, ToWorker, BENCH_MEASURE_MS as MEASURE_MS,
+    BENCH_WARM_UP_STEPS as WARM_UP_STEPS,
 };
 use gradlab_gpu::context::GpuContext;
 use gradlab_gpu::ops::GpuOps;
@@ -21,10 +22,6 @@ use gradlab_sim::regime::MetricOps;
 
 use super::worker::CpuWorker;
 
-/// Each figure times its engine for at least this long after warm-up, as the CPU worker does.
-const MEASURE_MS: f64 = BENCH_MEASURE_MS;
-/// Warm-up steps before the timing starts (pipelines built, caches filled).
-const WARM_UP_STEPS: u64 = BENCH_WARM_UP_STEPS;
 /// Steps between two bulk readbacks of the metrics (the GPU engine keeps 256 steps' worth).
 const BULK_READBACK_STEPS: u64 = 200;
 

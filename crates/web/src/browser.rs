@@ -55,10 +55,7 @@ pub fn on_storage_change(
 
 /// Decoded query parameters of the current URL.
 pub fn query_pairs() -> Vec<(String, String)> {
-    let Ok(search) = window().and_then(|w| w.location().search().map_err(|_| String::new())) else {
-        return Vec::new();
-    };
-    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query_string()) else {
         return Vec::new();
     };
     let mut pairs = Vec::new();

@@ -12,18 +12,15 @@ use std::task::Poll;
 
 use futures_channel::mpsc::{unbounded, UnboundedReceiver};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 
 use super::browser;
+use gradlab_cpu_worker::wire::bytes_of;
 use gradlab_cpu_worker::{FromWorker, ToWorker};
 
 /// How long a starting worker may take to say it listens before the page trains on its own
 /// thread instead (loading is from the browser's cache: a fraction of a second).
 const START_TIMEOUT_MS: i32 = 15_000;
-
-fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
-    value.dyn_ref::<js_sys::Uint8Array>().map(js_sys::Uint8Array::to_vec)
-}
 
 /// The build of the page's app (its wasm-bindgen script's hashed file name), passed to the worker
 /// so that the worker's unhashed files are fetched for this build, never a cached older one.
