@@ -45,8 +45,8 @@ pub fn micro_batch_bytes(engine: LabEngine, layout: &Layout, rows: usize) -> u64
 /// buffers (`da` as wide as the widest layer input above the first, `du` and `dz` as the widest
 /// layer); and the linear layers' transposed, lane-padded weights (the largest layer's).
 fn cpu_workspace_values(layout: &Layout, rows: usize) -> usize {
-    const LANES: usize = super::reference::linear::LANES;
-    let padded = |outputs: usize| outputs.div_ceil(LANES) * LANES;
+    const PADDING: usize = super::reference::linear::PADDING;
+    let padded = |outputs: usize| outputs.div_ceil(PADDING) * PADDING;
     let classes = layout.classes;
     let mut values = rows * layout.input_dim + rows;
     let mut da = rows * layout.output_fan_in;

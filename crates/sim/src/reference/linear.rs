@@ -8,12 +8,22 @@
 //! compiler keeps in vector registers (SSE2 natively, simd128 in the wasm build), and each loaded
 //! input feeds a whole block. No fused multiply-add: Rust never contracts `a * b + c`.
 
+use std::ops::Range;
+
 use crate::real::Real;
 
 /// Rows (or output features, for the weight gradient) per register block.
 const BLOCK: usize = 4;
-/// Features per register block: the vectorized dimension.
-pub const LANES: usize = 8;
+/// Features per register block (the vectorized dimension) of the portable build: two SSE2 or
+/// simd128 registers of f32, so that four rows give eight independent sums in flight.
+const LANES: usize = 8;
+/// The transposed weights' rows are padded to a multiple of this: the widest block of any build.
+pub const PADDING: usize = 16;
+/// Rows per cache tile: the kernels sweep a layer's input once per block of outputs, so a tile
+/// of 64 rows (16 KiB of a 64-wide f32 layer, its gradient as much) stays in L1 across those
+/// sweeps, where a full batch of 256 rows would not. Tiling over rows keeps every sum's order:
+/// a tile's sums start from where the previous tile left them.
+const ROW_TILE: usize = 64;
 
 /// `y[i, o] = b[o] + sum_k x[i, k] * w[o, k]` (sum over `k` in order), `w` stored
 /// `[fan_out, fan_in]`. `scratch` holds the transposed, zero-padded weights between calls, so
@@ -28,9 +38,28 @@ pub fn forward<T: Real>(
     y: &mut [T],
     scratch: &mut Vec<T>,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if wide::available() {
+        return wide::forward(x, rows, fan_in, w, b, fan_out, y, scratch);
+    }
+    forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch);
+}
+
+/// [`forward`] for the build's baseline instruction set (SSE2 natively, simd128 in wasm).
+#[inline(always)]
+fn forward_portable<T: Real, const L: usize>(
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    b: &[T],
+    fan_out: usize,
+    y: &mut [T],
+    scratch: &mut Vec<T>,
+) {
     // Transposed `[fan_in, padded]` weights, then the padded bias: a block of outputs is then
     // one contiguous load per `k`.
-    let padded = fan_out.div_ceil(LANES) * LANES;
+    let padded = fan_out.div_ceil(PADDING) * PADDING;
     // Grown to the largest layer met and never shrunk, so that its size is the workspace's
     // figure in `sim::engine_memory`; zeroed here because the padding lanes must be zero.
     let len = padded * (fan_in + 1);
@@ -47,14 +76,17 @@ pub fn forward<T: Real>(
         bias[o] = b[o];
     }
     let shape = Shape { fan_in, fan_out };
-    for o0 in (0..fan_out).step_by(LANES) {
-        let mut i0 = 0;
-        while i0 + BLOCK <= rows {
-            forward_block::<T, BLOCK>(x, i0, shape, wt, bias, padded, o0, y);
-            i0 += BLOCK;
-        }
-        for i in i0..rows {
-            forward_block::<T, 1>(x, i, shape, wt, bias, padded, o0, y);
+    for tile in (0..rows).step_by(ROW_TILE) {
+        let end = rows.min(tile + ROW_TILE);
+        for o0 in (0..fan_out).step_by(L) {
+            let mut i0 = tile;
+            while i0 + BLOCK <= end {
+                forward_block::<T, BLOCK, L>(x, i0, shape, wt, bias, padded, o0, y);
+                i0 += BLOCK;
+            }
+            for i in i0..end {
+                forward_block::<T, 1, L>(x, i, shape, wt, bias, padded, o0, y);
+            }
         }
     }
 }
@@ -65,9 +97,9 @@ struct Shape {
     fan_out: usize,
 }
 
-/// Rows `i0..i0 + R`, outputs `o0..o0 + LANES` (those below `fan_out` stored) of the forward.
+/// Rows `i0..i0 + R`, outputs `o0..o0 + L` (those below `fan_out` stored) of the forward.
 #[inline(always)]
-fn forward_block<T: Real, const R: usize>(
+fn forward_block<T: Real, const R: usize, const L: usize>(
     x: &[T],
     i0: usize,
     shape: Shape,
@@ -78,21 +110,21 @@ fn forward_block<T: Real, const R: usize>(
     y: &mut [T],
 ) {
     let Shape { fan_in, fan_out } = shape;
-    let mut start = [T::ZERO; LANES];
-    start.copy_from_slice(&bias[o0..o0 + LANES]);
+    let mut start = [T::ZERO; L];
+    start.copy_from_slice(&bias[o0..o0 + L]);
     let mut acc = [start; R];
     let rows: [&[T]; R] = std::array::from_fn(|r| &x[(i0 + r) * fan_in..(i0 + r + 1) * fan_in]);
     for (k, wrow) in wt.chunks_exact(padded).take(fan_in).enumerate() {
-        let mut wk = [T::ZERO; LANES];
-        wk.copy_from_slice(&wrow[o0..o0 + LANES]);
+        let mut wk = [T::ZERO; L];
+        wk.copy_from_slice(&wrow[o0..o0 + L]);
         for r in 0..R {
             let xv = rows[r][k];
-            for l in 0..LANES {
+            for l in 0..L {
                 acc[r][l] += xv * wk[l];
             }
         }
     }
-    let width = LANES.min(fan_out - o0);
+    let width = L.min(fan_out - o0);
     for (r, row) in acc.iter().enumerate() {
         let out = (i0 + r) * fan_out + o0;
         y[out..out + width].copy_from_slice(&row[..width]);
@@ -113,57 +145,81 @@ pub fn backward<T: Real>(
     db: &mut [T],
     dx: Option<&mut [T]>,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if wide::available() {
+        return wide::backward(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+    }
+    backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+}
+
+/// [`backward`] for the build's baseline instruction set.
+#[inline(always)]
+fn backward_portable<T: Real, const L: usize>(
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    fan_out: usize,
+    dy: &[T],
+    dw: &mut [T],
+    db: &mut [T],
+    dx: Option<&mut [T]>,
+) {
     let shape = Shape { fan_in, fan_out };
     for i in 0..rows {
         for (d, &g) in db[..fan_out].iter_mut().zip(&dy[i * fan_out..(i + 1) * fan_out]) {
             *d += g;
         }
     }
-    let mut o0 = 0;
-    while o0 + BLOCK <= fan_out {
-        weight_gradient_row_block::<T, BLOCK>(x, rows, shape, dy, o0, dw);
-        o0 += BLOCK;
-    }
-    for o in o0..fan_out {
-        weight_gradient_row_block::<T, 1>(x, rows, shape, dy, o, dw);
+    for tile in (0..rows).step_by(ROW_TILE) {
+        let rows = tile..rows.min(tile + ROW_TILE);
+        let mut o0 = 0;
+        while o0 + BLOCK <= fan_out {
+            weight_gradient_row_block::<T, BLOCK, L>(x, rows.clone(), shape, dy, o0, dw);
+            o0 += BLOCK;
+        }
+        for o in o0..fan_out {
+            weight_gradient_row_block::<T, 1, L>(x, rows.clone(), shape, dy, o, dw);
+        }
     }
     if let Some(dx) = dx {
         let mut i0 = 0;
         while i0 + BLOCK <= rows {
-            input_gradient_row_block::<T, BLOCK>(i0, shape, w, dy, dx);
+            input_gradient_row_block::<T, BLOCK, L>(i0, shape, w, dy, dx);
             i0 += BLOCK;
         }
         for i in i0..rows {
-            input_gradient_row_block::<T, 1>(i, shape, w, dy, dx);
+            input_gradient_row_block::<T, 1, L>(i, shape, w, dy, dx);
         }
     }
 }
 
-/// Weight-gradient rows `o0..o0 + O` over every `k`, in blocks of `LANES` and a scalar tail.
+/// Weight-gradient rows `o0..o0 + O` over every `k`, in blocks of `L` and a scalar tail.
 #[inline(always)]
-fn weight_gradient_row_block<T: Real, const O: usize>(
+fn weight_gradient_row_block<T: Real, const O: usize, const L: usize>(
     x: &[T],
-    rows: usize,
+    rows: Range<usize>,
     shape: Shape,
     dy: &[T],
     o0: usize,
     dw: &mut [T],
 ) {
     let mut k0 = 0;
-    while k0 + LANES <= shape.fan_in {
-        weight_gradient_block::<T, O, LANES>(x, rows, shape, dy, o0, k0, dw);
-        k0 += LANES;
+    while k0 + L <= shape.fan_in {
+        weight_gradient_block::<T, O, L>(x, rows.clone(), shape, dy, o0, k0, dw);
+        k0 += L;
     }
     for k in k0..shape.fan_in {
-        weight_gradient_block::<T, O, 1>(x, rows, shape, dy, o0, k, dw);
+        weight_gradient_block::<T, O, 1>(x, rows.clone(), shape, dy, o0, k, dw);
     }
 }
 
-/// `dw[o0..o0 + O, k0..k0 + L] += sum_i dy[i, o] * x[i, k]`, held in registers over the rows.
+/// `dw[o0..o0 + O, k0..k0 + L] += sum_i dy[i, o] * x[i, k]` over `rows` in order, held in
+/// registers over the rows.
 #[inline(always)]
 fn weight_gradient_block<T: Real, const O: usize, const L: usize>(
     x: &[T],
-    rows: usize,
+    rows: Range<usize>,
     shape: Shape,
     dy: &[T],
     o0: usize,
@@ -176,7 +232,7 @@ fn weight_gradient_block<T: Real, const O: usize, const L: usize>(
         let at = (o0 + oo) * fan_in + k0;
         row.copy_from_slice(&dw[at..at + L]);
     }
-    for i in 0..rows {
+    for i in rows {
         let xk = &x[i * fan_in + k0..i * fan_in + k0 + L];
         let g = &dy[i * fan_out + o0..i * fan_out + o0 + O];
         for (row, &gv) in acc.iter_mut().zip(g) {
@@ -191,13 +247,13 @@ fn weight_gradient_block<T: Real, const O: usize, const L: usize>(
     }
 }
 
-/// Input-gradient rows `i0..i0 + R` over every `k`, in blocks of `LANES` and a scalar tail.
+/// Input-gradient rows `i0..i0 + R` over every `k`, in blocks of `L` and a scalar tail.
 #[inline(always)]
-fn input_gradient_row_block<T: Real, const R: usize>(i0: usize, shape: Shape, w: &[T], dy: &[T], dx: &mut [T]) {
+fn input_gradient_row_block<T: Real, const R: usize, const L: usize>(i0: usize, shape: Shape, w: &[T], dy: &[T], dx: &mut [T]) {
     let mut k0 = 0;
-    while k0 + LANES <= shape.fan_in {
-        input_gradient_block::<T, R, LANES>(i0, shape, w, dy, k0, dx);
-        k0 += LANES;
+    while k0 + L <= shape.fan_in {
+        input_gradient_block::<T, R, L>(i0, shape, w, dy, k0, dx);
+        k0 += L;
     }
     for k in k0..shape.fan_in {
         input_gradient_block::<T, R, 1>(i0, shape, w, dy, k, dx);
@@ -229,6 +285,105 @@ fn input_gradient_block<T: Real, const R: usize, const L: usize>(
     for (r, row) in acc.iter().enumerate() {
         let at = (i0 + r) * fan_in + k0;
         dx[at..at + L].copy_from_slice(row);
+    }
+}
+
+/// The same kernels compiled a second time for AVX2, chosen at run time where the CPU has it:
+/// eight f32 lanes per instruction instead of SSE2's four. A vector multiply or add rounds each
+/// lane exactly as the scalar operation does, and FMA is not enabled (it would round once where
+/// the textbook loop rounds twice), so both builds give the same bits; the tests check each.
+#[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "calling a target_feature function needs unsafe; the feature is checked first"
+)]
+mod wide {
+    use super::{backward_portable, forward_portable, LANES};
+    use crate::real::Real;
+
+    /// Sixteen f32 lanes (two AVX registers) keep eight independent sums in flight over four
+    /// rows, as the portable build does with SSE2; f64 keeps the portable width, which already
+    /// fills two AVX registers per row (sixteen lanes of f64 would run out of registers).
+    const fn lanes<T>() -> usize {
+        if size_of::<T>() == 4 {
+            16
+        } else {
+            LANES
+        }
+    }
+
+    /// Whether this CPU runs the AVX2 build (detected once, then cached by std).
+    pub(super) fn available() -> bool {
+        std::is_x86_feature_detected!("avx2")
+    }
+
+    pub(super) fn forward<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        b: &[T],
+        fan_out: usize,
+        y: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        assert!(available(), "the AVX2 kernels need AVX2");
+        // SAFETY: the CPU has AVX2 (asserted above), the only requirement of a
+        // `#[target_feature(enable = "avx2")]` function; the body is safe code.
+        unsafe { forward_avx2(x, rows, fan_in, w, b, fan_out, y, scratch) }
+    }
+
+    pub(super) fn backward<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        fan_out: usize,
+        dy: &[T],
+        dw: &mut [T],
+        db: &mut [T],
+        dx: Option<&mut [T]>,
+    ) {
+        assert!(available(), "the AVX2 kernels need AVX2");
+        // SAFETY: as in `forward`.
+        unsafe { backward_avx2(x, rows, fan_in, w, fan_out, dy, dw, db, dx) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn forward_avx2<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        b: &[T],
+        fan_out: usize,
+        y: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        if lanes::<T>() == 16 {
+            forward_portable::<T, 16>(x, rows, fan_in, w, b, fan_out, y, scratch);
+        } else {
+            forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch);
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn backward_avx2<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        fan_out: usize,
+        dy: &[T],
+        dw: &mut [T],
+        db: &mut [T],
+        dx: Option<&mut [T]>,
+    ) {
+        if lanes::<T>() == 16 {
+            backward_portable::<T, 16>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+        } else {
+            backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+        }
     }
 }
 
@@ -284,13 +439,45 @@ mod tests {
         dx
     }
 
+    type Forward = fn(&[f32], usize, usize, &[f32], &[f32], usize, &mut [f32], &mut Vec<f32>);
+    type Backward = fn(&[f32], usize, usize, &[f32], usize, &[f32], &mut [f32], &mut [f32], Option<&mut [f32]>);
+
+    /// Each build of the kernels this machine runs: the portable one, and the AVX2 one where the
+    /// CPU has AVX2 (the CI machines do; elsewhere the test says it checked one build only).
+    fn builds_of_forward() -> Vec<(&'static str, Forward)> {
+        let mut builds: Vec<(&'static str, Forward)> = vec![("portable", forward_portable::<f32, LANES>)];
+        #[cfg(target_arch = "x86_64")]
+        if wide::available() {
+            builds.push(("avx2", wide::forward::<f32>));
+        }
+        note_builds(builds.len());
+        builds
+    }
+
+    fn builds_of_backward() -> Vec<(&'static str, Backward)> {
+        let mut builds: Vec<(&'static str, Backward)> = vec![("portable", backward_portable::<f32, LANES>)];
+        #[cfg(target_arch = "x86_64")]
+        if wide::available() {
+            builds.push(("avx2", wide::backward::<f32>));
+        }
+        note_builds(builds.len());
+        builds
+    }
+
+    fn note_builds(count: usize) {
+        if count == 1 {
+            eprintln!("no AVX2 on this CPU: only the portable build of the linear kernels was checked");
+        }
+    }
+
     fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
         (0..n).map(|_| rng.normal() as f32).collect()
     }
 
     /// Every shape class: multiples of the blocks, tails in every dimension, and degenerate sizes.
-    const SHAPES: [(usize, usize, usize); 8] = [
+    const SHAPES: [(usize, usize, usize); 9] = [
         (256, 2, 64),
+        (200, 64, 64),
         (64, 64, 64),
         (61, 64, 3),
         (5, 13, 9),
@@ -308,14 +495,16 @@ mod tests {
             let x = random(&mut rng, rows * fan_in);
             let w = random(&mut rng, fan_out * fan_in);
             let b = random(&mut rng, fan_out);
-            let mut y = vec![f32::NAN; rows * fan_out];
-            forward(&x, rows, fan_in, &w, &b, fan_out, &mut y, &mut scratch);
             let expected = textbook_forward(&x, rows, fan_in, &w, &b, fan_out);
-            assert_eq!(
-                y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                "forward {rows}x{fan_in} -> {fan_out}"
-            );
+            for (build, kernel) in builds_of_forward() {
+                let mut y = vec![f32::NAN; rows * fan_out];
+                kernel(&x, rows, fan_in, &w, &b, fan_out, &mut y, &mut scratch);
+                assert_eq!(
+                    y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "{build} forward {rows}x{fan_in} -> {fan_out}"
+                );
+            }
         }
     }
 
@@ -329,16 +518,18 @@ mod tests {
             // Gradients already holding a sum, as when accumulating the second micro-batch.
             let dw0 = random(&mut rng, fan_out * fan_in);
             let db0 = random(&mut rng, fan_out);
-            let (mut dw, mut db) = (dw0.clone(), db0.clone());
-            let mut dx = vec![f32::NAN; rows * fan_in];
-            backward(&x, rows, fan_in, &w, fan_out, &dy, &mut dw, &mut db, Some(&mut dx));
-            let (mut dw_expected, mut db_expected) = (dw0, db0);
+            let (mut dw_expected, mut db_expected) = (dw0.clone(), db0.clone());
             let dx_expected = textbook_backward(&x, rows, fan_in, &w, fan_out, &dy, &mut dw_expected, &mut db_expected);
             let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            let shape = format!("{rows}x{fan_in} -> {fan_out}");
-            assert_eq!(bits(&dw), bits(&dw_expected), "weight gradient {shape}");
-            assert_eq!(bits(&db), bits(&db_expected), "bias gradient {shape}");
-            assert_eq!(bits(&dx), bits(&dx_expected), "input gradient {shape}");
+            for (build, kernel) in builds_of_backward() {
+                let (mut dw, mut db) = (dw0.clone(), db0.clone());
+                let mut dx = vec![f32::NAN; rows * fan_in];
+                kernel(&x, rows, fan_in, &w, fan_out, &dy, &mut dw, &mut db, Some(&mut dx));
+                let shape = format!("{build} {rows}x{fan_in} -> {fan_out}");
+                assert_eq!(bits(&dw), bits(&dw_expected), "weight gradient {shape}");
+                assert_eq!(bits(&db), bits(&db_expected), "bias gradient {shape}");
+                assert_eq!(bits(&dx), bits(&dx_expected), "input gradient {shape}");
+            }
         }
     }
 }
