@@ -82,22 +82,19 @@ fn every_language_defines_the_same_ids() {
 
 #[test]
 fn option_labels_exist_for_every_choice() {
-    use gradlab::lab_state::controls::{activation_id, NormChoice, OptimizerChoice};
-    use gradlab::sim::data::DatasetKind;
-    use gradlab::sim::model::Activation;
+    use gradlab::lab_state::controls::{Control, InputKind};
     let en = Localizer::english();
-    let mut ids: Vec<String> = DatasetKind::ALL.iter().map(|d| format!("dataset-{}", d.id())).collect();
-    ids.extend(
-        Activation::ALL
-            .iter()
-            .map(|a| format!("activation-{}", activation_id(*a))),
-    );
-    ids.extend(NormChoice::ALL.iter().map(|n| format!("norm-{}", n.id())));
-    ids.extend(OptimizerChoice::ALL.iter().map(|o| format!("optimizer-{}", o.id())));
-    ids.extend(
-        gradlab::lab_state::controls::Control::ALL
-            .iter()
-            .map(|c| format!("control-{}-label", c.key())),
+    // Each control's label, and each option of a choice, named as the form asks for them.
+    let mut ids = Vec::new();
+    for control in Control::ALL {
+        ids.push(format!("control-{}-label", control.key()));
+        if let InputKind::Choice(options) = control.input() {
+            ids.extend(options.iter().map(|id| format!("{}-{id}", control.key())));
+        }
+    }
+    assert!(
+        ids.contains(&"norm-group".to_string()),
+        "the choices are listed: {ids:?}"
     );
     for id in ids {
         assert!(en.has(&id), "missing {id}");

@@ -92,6 +92,7 @@ control-budget-label = Memory budget (KiB)
 control-error-budget-range = choose { $low } to { $high } KiB
 control-error-budget-nothing-fits = nothing fits: one example needs { $needed } of the { $budget }
 control-error-number = enter a number
+control-error-choice = choose one of: { $choices }
 controls-invalid = Fix the settings marked in red under Settings to start a run.
 dataset-spiral = spiral
 dataset-two_moons = two moons

@@ -92,6 +92,7 @@ control-budget-label = Presupuesto de memoria (KiB)
 control-error-budget-range = elige de { $low } a { $high } KiB
 control-error-budget-nothing-fits = no cabe nada: un ejemplo necesita { $needed } de los { $budget }
 control-error-number = escribe un número
+control-error-choice = elige una de estas opciones: { $choices }
 controls-invalid = Corrige los ajustes marcados en rojo en Ajustes para empezar.
 dataset-spiral = espiral
 dataset-two_moons = dos lunas

@@ -13,57 +13,257 @@ use gradlab_sim::scenario::{
     memory_budget_plan, memory_with_budget, Scenario, DEFAULT_MEMORY_BUDGET_KIB, SCENARIO_IDS,
 };
 
-/// A control of the Lab, named as in the URL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    Scenario,
-    Dataset,
-    Hidden,
-    Activation,
-    Norm,
-    Optimizer,
-    LearningRate,
-    BatchSize,
-    MicroBatches,
-    Seed,
-    StepsPerFrame,
-    /// The memory experiment's budget (KiB), from which the planner picks its last run's N.
-    MemoryBudget,
+/// How a control is entered in the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputKind {
+    /// A select of these ids (each option's text is the message `<key>-<id>`).
+    Choice(Vec<&'static str>),
+    /// A whole number.
+    Integer,
+    /// A decimal number; a decimal comma is read as a point.
+    Decimal,
+    /// Free text (hidden widths such as `64-64`, an experiment's id).
+    Text,
 }
 
-impl Control {
-    pub const ALL: [Control; 12] = [
-        Control::Scenario,
-        Control::Dataset,
-        Control::Hidden,
-        Control::Activation,
-        Control::Norm,
-        Control::Optimizer,
-        Control::LearningRate,
-        Control::BatchSize,
-        Control::MicroBatches,
-        Control::Seed,
-        Control::StepsPerFrame,
-        Control::MemoryBudget,
-    ];
+/// A value a control holds, with the one parser and formatter that the form and the URL share.
+pub trait ControlValue: Sized {
+    /// Reads the value from what a learner typed or a link holds (already trimmed).
+    fn parse(text: &str) -> Result<Self, Msg>;
+    /// The value as the form shows it and the URL holds it.
+    fn format(&self) -> String;
+    fn input() -> InputKind;
+}
 
-    /// The URL parameter of this control.
-    pub fn key(self) -> &'static str {
-        match self {
-            Control::Scenario => "scenario",
-            Control::Dataset => "dataset",
-            Control::Hidden => "hidden",
-            Control::Activation => "activation",
-            Control::Norm => "norm",
-            Control::Optimizer => "optimizer",
-            Control::LearningRate => "lr",
-            Control::BatchSize => "batch",
-            Control::MicroBatches => "n",
-            Control::Seed => "seed",
-            Control::StepsPerFrame => "spf",
-            Control::MemoryBudget => "budget",
+macro_rules! whole_number_values {
+    ($($ty:ty),*) => {$(
+        impl ControlValue for $ty {
+            fn parse(text: &str) -> Result<Self, Msg> {
+                text.parse().map_err(|_| Msg::new("control-error-number"))
+            }
+            fn format(&self) -> String {
+                self.to_string()
+            }
+            fn input() -> InputKind {
+                InputKind::Integer
+            }
         }
+    )*};
+}
+whole_number_values!(usize, u32, u64);
+
+impl ControlValue for f64 {
+    fn parse(text: &str) -> Result<Self, Msg> {
+        text.replace(',', ".")
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| Msg::new("control-error-number"))
     }
+    fn format(&self) -> String {
+        format!("{self}")
+    }
+    fn input() -> InputKind {
+        InputKind::Decimal
+    }
+}
+
+/// An experiment's id; whether it names one is judged by [`LabControls::validate`].
+impl ControlValue for String {
+    fn parse(text: &str) -> Result<Self, Msg> {
+        Ok(text.to_string())
+    }
+    fn format(&self) -> String {
+        self.clone()
+    }
+    fn input() -> InputKind {
+        InputKind::Text
+    }
+}
+
+/// Hidden widths, `64-64`.
+impl ControlValue for Vec<usize> {
+    fn parse(text: &str) -> Result<Self, Msg> {
+        text.split('-')
+            .map(|w| w.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| Msg::new("control-error-hidden-format"))
+    }
+    fn format(&self) -> String {
+        self.iter().map(usize::to_string).collect::<Vec<_>>().join("-")
+    }
+    fn input() -> InputKind {
+        InputKind::Text
+    }
+}
+
+/// A control whose values are a fixed list, each with an id.
+pub trait Choice: Copy + 'static {
+    const ALL: &'static [Self];
+    fn id(self) -> &'static str;
+}
+
+impl<T: Choice> ControlValue for T {
+    fn parse(text: &str) -> Result<Self, Msg> {
+        T::ALL.iter().copied().find(|c| c.id() == text).ok_or_else(|| {
+            let ids: Vec<&str> = T::ALL.iter().map(|c| c.id()).collect();
+            Msg::new("control-error-choice").arg("choices", ids.join(", "))
+        })
+    }
+    fn format(&self) -> String {
+        self.id().to_string()
+    }
+    fn input() -> InputKind {
+        InputKind::Choice(T::ALL.iter().map(|c| c.id()).collect())
+    }
+}
+
+impl Choice for DatasetKind {
+    const ALL: &'static [Self] = &DatasetKind::ALL;
+    fn id(self) -> &'static str {
+        DatasetKind::id(self)
+    }
+}
+
+impl Choice for Activation {
+    const ALL: &'static [Self] = &Activation::ALL;
+    fn id(self) -> &'static str {
+        activation_id(self)
+    }
+}
+
+/// In which experiments a control can be changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Editable {
+    Always,
+    /// Only in the sandbox: a preset fixes it.
+    InSandbox,
+    /// Only in the experiment with this id.
+    InExperiment(&'static str),
+}
+
+/// A control's own range (combinations are checked by [`LabControls::validate`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds<T> {
+    pub low: T,
+    pub high: T,
+    /// The message, with `low` and `high`, for a value outside.
+    pub message: &'static str,
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Bounds<T> {
+    fn check(&self, value: &T) -> Option<Msg> {
+        (!(self.low..=self.high).contains(value))
+            .then(|| Msg::new(self.message).arg("low", self.low).arg("high", self.high))
+    }
+}
+
+/// The Lab's controls, declared once: each row names the control, its field and type (whose
+/// [`ControlValue`] parses and formats it for the form and the URL), its default, its URL key,
+/// where it is editable and its own range. The form, the URL round trip and validation all
+/// follow from this table; a new control is one row here and its label in each `.ftl` file
+/// (`control-<key>-label`, and `<key>-<id>` per option of a choice).
+macro_rules! lab_controls {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident, $field:ident: $ty:ty = $default:expr, $key:literal, $editable:expr
+            $(, range $range:expr => $message:literal)?;
+    )*) => {
+        /// A control of the Lab, named as in the URL.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Control {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Control {
+            /// Every control, in the table's order: the order in which a URL is read (the
+            /// experiment first, the batch before its micro-batch count).
+            pub const ALL: [Control; [$($key),*].len()] = [$(Control::$variant),*];
+
+            /// The URL parameter of this control.
+            pub fn key(self) -> &'static str {
+                match self {
+                    $(Control::$variant => $key,)*
+                }
+            }
+
+            /// How the form enters this control.
+            pub fn input(self) -> InputKind {
+                match self {
+                    $(Control::$variant => <$ty as ControlValue>::input(),)*
+                }
+            }
+
+            fn editable(self) -> Editable {
+                match self {
+                    $(Control::$variant => $editable,)*
+                }
+            }
+        }
+
+        /// Everything a learner sets in the Lab; the sandbox's values when no scenario preset
+        /// is used.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct LabControls {
+            $($(#[$doc])* pub $field: $ty,)*
+            /// Runs the learner switched off on the charts (indices, ascending); kept in the URL
+            /// as `runs_off=1-3`, and not a training setting: switching never restarts training.
+            pub runs_off: Vec<usize>,
+        }
+
+        impl Default for LabControls {
+            fn default() -> Self {
+                Self {
+                    $($field: $default,)*
+                    runs_off: Vec::new(),
+                }
+            }
+        }
+
+        impl LabControls {
+            /// The value of `control` as the form shows it (and as the URL holds it).
+            pub fn text_of(&self, control: Control) -> String {
+                match control {
+                    $(Control::$variant => self.$field.format(),)*
+                }
+            }
+
+            fn set_text(&mut self, control: Control, text: &str) -> Result<(), Msg> {
+                match control {
+                    $(Control::$variant => self.$field = <$ty as ControlValue>::parse(text)?,)*
+                }
+                Ok(())
+            }
+
+            /// The message for a value outside its control's own range.
+            fn bounds_error(&self, control: Control) -> Option<Msg> {
+                match control {
+                    $(Control::$variant => None $(.or_else(|| {
+                        let (low, high) = $range;
+                        Bounds { low, high, message: $message }.check(&self.$field)
+                    }))?,)*
+                }
+            }
+        }
+    };
+}
+
+lab_controls! {
+    /// The experiment: a preset's id, or `sandbox`.
+    Scenario, scenario: String = "scaling".into(), "scenario", Editable::Always;
+    Dataset, dataset: DatasetKind = DatasetKind::Spiral, "dataset", Editable::InSandbox;
+    Hidden, hidden: Vec<usize> = vec![64, 64], "hidden", Editable::InSandbox;
+    Activation, activation: Activation = Activation::Relu, "activation", Editable::InSandbox;
+    Norm, norm: NormChoice = NormChoice::None, "norm", Editable::InSandbox;
+    Optimizer, optimizer: OptimizerChoice = OptimizerChoice::Sgd, "optimizer", Editable::InSandbox;
+    LearningRate, learning_rate: f64 = 0.5, "lr", Editable::InSandbox, range LEARNING_RATE_RANGE => "control-error-learning-rate";
+    BatchSize, batch_size: usize = 256, "batch", Editable::InSandbox, range BATCH_RANGE => "control-error-batch";
+    /// Its range is the simulation's own limit; its messages name the batch it splits.
+    MicroBatches, micro_batches: usize = 4, "n", Editable::InSandbox;
+    Seed, seed: u64 = 42, "seed", Editable::Always;
+    StepsPerFrame, steps_per_frame: u32 = 2, "spf", Editable::Always, range STEPS_PER_FRAME_RANGE => "control-error-steps-per-frame";
+    /// The memory experiment's budget (KiB), from which the planner picks its last run's N.
+    MemoryBudget, memory_budget_kib: u64 = DEFAULT_MEMORY_BUDGET_KIB, "budget", Editable::InExperiment(MEMORY_EXPERIMENT);
 }
 
 /// Why a control's value cannot start a run.
@@ -109,6 +309,13 @@ impl OptimizerChoice {
     }
 }
 
+impl Choice for OptimizerChoice {
+    const ALL: &'static [Self] = &OptimizerChoice::ALL;
+    fn id(self) -> &'static str {
+        OptimizerChoice::id(self)
+    }
+}
+
 /// Normalization choices offered in the Lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NormChoice {
@@ -146,6 +353,13 @@ impl NormChoice {
     }
 }
 
+impl Choice for NormChoice {
+    const ALL: &'static [Self] = &NormChoice::ALL;
+    fn id(self) -> &'static str {
+        NormChoice::id(self)
+    }
+}
+
 // The Lab's ranges. Each lies within what the simulation accepts (a test trains at every end
 // of every range); the micro-batch count is the simulation's own limit, not a copy of it.
 pub const LEARNING_RATE_RANGE: (f64, f64) = (1e-5, 10.0);
@@ -168,49 +382,8 @@ pub fn activation_id(a: Activation) -> &'static str {
     }
 }
 
-/// Everything a learner sets in the Lab; the sandbox's values when no scenario preset is used.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LabControls {
-    pub scenario: String,
-    pub dataset: DatasetKind,
-    pub hidden: Vec<usize>,
-    pub activation: Activation,
-    pub norm: NormChoice,
-    pub optimizer: OptimizerChoice,
-    pub learning_rate: f64,
-    pub batch_size: usize,
-    pub micro_batches: usize,
-    pub seed: u64,
-    pub steps_per_frame: u32,
-    /// The memory experiment's budget, KiB.
-    pub memory_budget_kib: u64,
-    /// Runs the learner switched off on the charts (indices, ascending); kept in the URL as
-    /// `runs_off=1-3`, and not a training setting: switching never restarts training.
-    pub runs_off: Vec<usize>,
-}
-
 /// More runs than any experiment has; a larger index in `runs_off` is a bad parameter.
 const MAX_RUNS_OFF_INDEX: usize = 15;
-
-impl Default for LabControls {
-    fn default() -> Self {
-        Self {
-            scenario: "scaling".into(),
-            dataset: DatasetKind::Spiral,
-            hidden: vec![64, 64],
-            activation: Activation::Relu,
-            norm: NormChoice::None,
-            optimizer: OptimizerChoice::Sgd,
-            learning_rate: 0.5,
-            batch_size: 256,
-            micro_batches: 4,
-            seed: 42,
-            steps_per_frame: 2,
-            memory_budget_kib: DEFAULT_MEMORY_BUDGET_KIB,
-            runs_off: Vec::new(),
-        }
-    }
-}
 
 impl LabControls {
     /// Every problem with the current values, one entry per control; empty when a run can start.
@@ -238,19 +411,10 @@ impl LabControls {
         } else if self.norm == NormChoice::GroupNorm && self.hidden.iter().any(|w| w % 4 != 0) {
             fail(Control::Hidden, Msg::new("control-error-group-width"));
         }
-        let (lo, hi) = LEARNING_RATE_RANGE;
-        if !(lo..=hi).contains(&self.learning_rate) {
-            fail(
-                Control::LearningRate,
-                Msg::new("control-error-learning-rate").arg("low", lo).arg("high", hi),
-            );
-        }
-        let (lo, hi) = BATCH_RANGE;
-        if !(lo..=hi).contains(&self.batch_size) {
-            fail(
-                Control::BatchSize,
-                Msg::new("control-error-batch").arg("low", lo).arg("high", hi),
-            );
+        for control in Control::ALL {
+            if let Some(message) = self.bounds_error(control) {
+                fail(control, message);
+            }
         }
         let (lo, hi) = MICRO_BATCH_RANGE;
         if self.micro_batches < lo {
@@ -273,13 +437,6 @@ impl LabControls {
             );
         } else if self.norm == NormChoice::BatchNorm && self.batch_size / self.micro_batches < 2 {
             fail(Control::MicroBatches, Msg::new("control-error-batchnorm-micro"));
-        }
-        let (lo, hi) = STEPS_PER_FRAME_RANGE;
-        if !(lo..=hi).contains(&self.steps_per_frame) {
-            fail(
-                Control::StepsPerFrame,
-                Msg::new("control-error-steps-per-frame").arg("low", lo).arg("high", hi),
-            );
         }
         if self.scenario == MEMORY_EXPERIMENT {
             let (lo, hi) = MEMORY_BUDGET_RANGE;
@@ -424,77 +581,16 @@ impl LabControls {
         }
     }
 
-    /// The value of `control` as the form shows it (and as the URL holds it).
-    pub fn text_of(&self, control: Control) -> String {
-        match control {
-            Control::Scenario => self.scenario.clone(),
-            Control::Dataset => self.dataset.id().to_string(),
-            Control::Hidden => self.hidden.iter().map(usize::to_string).collect::<Vec<_>>().join("-"),
-            Control::Activation => activation_id(self.activation).to_string(),
-            Control::Norm => self.norm.id().to_string(),
-            Control::Optimizer => self.optimizer.id().to_string(),
-            Control::LearningRate => format!("{}", self.learning_rate),
-            Control::BatchSize => self.batch_size.to_string(),
-            Control::MicroBatches => self.micro_batches.to_string(),
-            Control::Seed => self.seed.to_string(),
-            Control::StepsPerFrame => self.steps_per_frame.to_string(),
-            Control::MemoryBudget => self.memory_budget_kib.to_string(),
-        }
-    }
-
-    /// These controls with `control` set from the text a learner typed or chose. Text that is
-    /// not a value at all (letters for a number) is an error here; values out of range are
-    /// accepted and reported by [`LabControls::validate`], next to the control.
+    /// These controls with `control` set from the text a learner typed or chose, read by the
+    /// control's one parser (its type's [`ControlValue`]). Text that is not a value at all
+    /// (letters for a number) is an error here; values out of range are accepted and reported by
+    /// [`LabControls::validate`], next to the control.
     pub fn with_text(&self, control: Control, text: &str) -> Result<Self, Msg> {
-        let text = text.trim();
         let mut next = self.clone();
-        let number = || Msg::new("control-error-number");
-        match control {
-            Control::Scenario => next = next.with_experiment(text),
-            Control::Dataset => {
-                next.dataset = DatasetKind::ALL
-                    .into_iter()
-                    .find(|d| d.id() == text)
-                    .ok_or_else(|| Msg::new("control-error-scenario").quoted("value", text))?
-            }
-            Control::Hidden => {
-                next.hidden = text
-                    .split('-')
-                    .map(|w| w.trim().parse::<usize>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| Msg::new("control-error-hidden-format"))?
-            }
-            Control::Activation => {
-                next.activation = Activation::ALL
-                    .into_iter()
-                    .find(|a| activation_id(*a) == text)
-                    .ok_or_else(number)?
-            }
-            Control::Norm => {
-                next.norm = NormChoice::ALL
-                    .into_iter()
-                    .find(|n| n.id() == text)
-                    .ok_or_else(number)?
-            }
-            Control::Optimizer => {
-                next.optimizer = OptimizerChoice::ALL
-                    .into_iter()
-                    .find(|o| o.id() == text)
-                    .ok_or_else(number)?
-            }
-            Control::LearningRate => {
-                next.learning_rate = text
-                    .replace(',', ".")
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(number)?
-            }
-            Control::BatchSize => next.batch_size = text.parse().map_err(|_| number())?,
-            Control::MicroBatches => next.micro_batches = text.parse().map_err(|_| number())?,
-            Control::Seed => next.seed = text.parse().map_err(|_| number())?,
-            Control::StepsPerFrame => next.steps_per_frame = text.parse().map_err(|_| number())?,
-            Control::MemoryBudget => next.memory_budget_kib = text.parse().map_err(|_| number())?,
+        next.set_text(control, text.trim())?;
+        if control == Control::Scenario {
+            // Another experiment's runs are other runs: every run is shown again.
+            next.runs_off.clear();
         }
         Ok(next)
     }
@@ -582,10 +678,10 @@ impl LabControls {
     /// Whether a control can be changed in the current experiment: presets fix everything but
     /// the seed and the pace.
     pub fn is_editable(&self, control: Control) -> bool {
-        match control {
-            Control::Scenario | Control::Seed | Control::StepsPerFrame => true,
-            Control::MemoryBudget => self.scenario == MEMORY_EXPERIMENT,
-            _ => self.scenario == SANDBOX,
+        match control.editable() {
+            Editable::Always => true,
+            Editable::InSandbox => self.scenario == SANDBOX,
+            Editable::InExperiment(id) => self.scenario == id,
         }
     }
 
@@ -1023,6 +1119,51 @@ mod tests {
         assert_eq!(controls.micro_batches, LabControls::default().micro_batches);
         assert_eq!(notices.len(), 1);
         assert!(en.msg(&notices[0]).contains("for n;"), "{}", en.msg(&notices[0]));
+    }
+
+    /// The table: one key per control, the form's input following each value's type, a choice
+    /// that names its options when a value is none of them, and each row's editability.
+    #[test]
+    fn the_table_declares_each_control_once() {
+        let keys: Vec<&str> = Control::ALL.iter().map(|c| c.key()).collect();
+        let mut unique = keys.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        assert_eq!(Control::LearningRate.input(), InputKind::Decimal);
+        assert_eq!(Control::BatchSize.input(), InputKind::Integer);
+        assert_eq!(Control::Hidden.input(), InputKind::Text);
+        assert_eq!(
+            Control::Norm.input(),
+            InputKind::Choice(vec!["none", "batch", "layer", "group"])
+        );
+        let refused = LabControls::default()
+            .with_text(Control::Optimizer, "lion")
+            .unwrap_err();
+        assert_eq!(
+            Localizer::english().msg(&refused),
+            "choose one of: sgd, momentum, adam, adamw"
+        );
+        let preset = LabControls::default();
+        let sandbox = preset.with_text(Control::Scenario, SANDBOX).unwrap();
+        let memory = preset.with_text(Control::Scenario, MEMORY_EXPERIMENT).unwrap();
+        for control in Control::ALL {
+            let (in_preset, in_sandbox, in_memory) = (
+                preset.is_editable(control),
+                sandbox.is_editable(control),
+                memory.is_editable(control),
+            );
+            match control {
+                Control::Scenario | Control::Seed | Control::StepsPerFrame => {
+                    assert!(in_preset && in_sandbox && in_memory, "{control:?}")
+                }
+                Control::MemoryBudget => assert!(!in_preset && !in_sandbox && in_memory),
+                _ => assert!(!in_preset && in_sandbox && !in_memory, "{control:?}"),
+            }
+        }
+        // A range declared in the table is checked by `validate`, beside its control.
+        let slow = sandbox.with_text(Control::StepsPerFrame, "51").unwrap();
+        assert!(english(slow.error_for(Control::StepsPerFrame)).contains("1 to 50"));
     }
 
     #[test]

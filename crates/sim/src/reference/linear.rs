@@ -249,7 +249,13 @@ fn weight_gradient_block<T: Real, const O: usize, const L: usize>(
 
 /// Input-gradient rows `i0..i0 + R` over every `k`, in blocks of `L` and a scalar tail.
 #[inline(always)]
-fn input_gradient_row_block<T: Real, const R: usize, const L: usize>(i0: usize, shape: Shape, w: &[T], dy: &[T], dx: &mut [T]) {
+fn input_gradient_row_block<T: Real, const R: usize, const L: usize>(
+    i0: usize,
+    shape: Shape,
+    w: &[T],
+    dy: &[T],
+    dx: &mut [T],
+) {
     let mut k0 = 0;
     while k0 + L <= shape.fan_in {
         input_gradient_block::<T, R, L>(i0, shape, w, dy, k0, dx);

@@ -5,9 +5,7 @@ use leptos::prelude::*;
 
 use super::super::i18n::{msg, num, tr};
 use gradlab_i18n::Msg;
-use gradlab_lab_state::controls::{activation_id, Control, LabControls, NormChoice, OptimizerChoice};
-use gradlab_sim::data::DatasetKind;
-use gradlab_sim::model::Activation;
+use gradlab_lab_state::controls::{Control, InputKind, LabControls};
 
 fn label_id(control: Control) -> String {
     format!("control-{}-label", control.key())
@@ -17,27 +15,15 @@ fn field_id(control: Control) -> String {
     format!("control-{}", control.key())
 }
 
+/// A choice's options: its ids, each shown by the message `<key>-<id>`.
 fn options(control: Control) -> Vec<(String, String)> {
-    let pairs: Vec<(&str, String)> = match control {
-        Control::Dataset => DatasetKind::ALL
+    match control.input() {
+        InputKind::Choice(ids) => ids
             .into_iter()
-            .map(|d| (d.id(), format!("dataset-{}", d.id())))
-            .collect(),
-        Control::Activation => Activation::ALL
-            .into_iter()
-            .map(|a| (activation_id(a), format!("activation-{}", activation_id(a))))
-            .collect(),
-        Control::Norm => NormChoice::ALL
-            .into_iter()
-            .map(|n| (n.id(), format!("norm-{}", n.id())))
-            .collect(),
-        Control::Optimizer => OptimizerChoice::ALL
-            .into_iter()
-            .map(|o| (o.id(), format!("optimizer-{}", o.id())))
+            .map(|id| (id.to_string(), tr(&format!("{}-{id}", control.key()))))
             .collect(),
         _ => Vec::new(),
-    };
-    pairs.into_iter().map(|(id, key)| (id.to_string(), tr(&key))).collect()
+    }
 }
 
 /// One control: a select for choices, a text field for numbers and widths.
@@ -66,7 +52,7 @@ pub(super) fn Field(
             }
         });
         // A decimal comma in Spanish; typing either a comma or a point is accepted.
-        if control == Control::LearningRate {
+        if control.input() == InputKind::Decimal {
             num(&text)
         } else {
             text
@@ -82,10 +68,10 @@ pub(super) fn Field(
     let choices = options(control);
     let input = if choices.is_empty() {
         let hint = (control == Control::Hidden).then(|| tr("control-hidden-hint"));
-        let mode = match control {
-            Control::LearningRate => "decimal",
-            Control::Hidden => "text",
-            _ => "numeric",
+        let mode = match control.input() {
+            InputKind::Decimal => "decimal",
+            InputKind::Integer => "numeric",
+            InputKind::Choice(_) | InputKind::Text => "text",
         };
         view! {
             <input id=id.clone() type="text" inputmode=mode autocomplete="off" spellcheck="false"
