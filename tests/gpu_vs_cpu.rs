@@ -181,7 +181,7 @@ fn every_scenario_trains_the_same_on_gpu_and_cpu() {
         return;
     }
     for scenario in Scenario::all() {
-        let worst = compare(scenario.config.clone(), 3, scenario.id);
+        let worst = compare(scenario.config.clone(), 3, scenario.id.id());
         eprintln!("{}: worst parameter relative error {worst:e}", scenario.id);
     }
 }

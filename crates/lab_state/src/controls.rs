@@ -9,9 +9,7 @@ use gradlab_sim::lab::LabConfig;
 use gradlab_sim::model::{Activation, Norm};
 use gradlab_sim::optim::{OptimizerSpec, ScheduleSpec};
 use gradlab_sim::regime::RegimeSpec;
-use gradlab_sim::scenario::{
-    memory_budget_plan, memory_with_budget, Scenario, DEFAULT_MEMORY_BUDGET_KIB, SCENARIO_IDS,
-};
+use gradlab_sim::scenario::{memory_budget_plan, memory_with_budget, Scenario, ScenarioId, DEFAULT_MEMORY_BUDGET_KIB};
 
 /// How a control is entered in the form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,8 +136,8 @@ pub enum Editable {
     Always,
     /// Only in the sandbox: a preset fixes it.
     InSandbox,
-    /// Only in the experiment with this id.
-    InExperiment(&'static str),
+    /// Only in this preset.
+    InExperiment(ScenarioId),
 }
 
 /// A control's own range (combinations are checked by [`LabControls::validate`]).
@@ -263,7 +261,7 @@ lab_controls! {
     Seed, seed: u64 = 42, "seed", Editable::Always;
     StepsPerFrame, steps_per_frame: u32 = 2, "spf", Editable::Always, range STEPS_PER_FRAME_RANGE => "control-error-steps-per-frame";
     /// The memory experiment's budget (KiB), from which the planner picks its last run's N.
-    MemoryBudget, memory_budget_kib: u64 = DEFAULT_MEMORY_BUDGET_KIB, "budget", Editable::InExperiment(MEMORY_EXPERIMENT);
+    MemoryBudget, memory_budget_kib: u64 = DEFAULT_MEMORY_BUDGET_KIB, "budget", Editable::InExperiment(ScenarioId::Memory);
 }
 
 /// Why a control's value cannot start a run.
@@ -371,8 +369,6 @@ pub const MAX_HIDDEN_LAYERS: usize = 4;
 /// KiB: from what the planner may refuse (one example does not fit) to where the full batch
 /// fits with room to spare.
 pub const MEMORY_BUDGET_RANGE: (u64, u64) = (1, 4096);
-/// The experiment with a memory budget.
-const MEMORY_EXPERIMENT: &str = "memory";
 
 pub fn activation_id(a: Activation) -> &'static str {
     match a {
@@ -390,7 +386,7 @@ impl LabControls {
     pub fn validate(&self) -> Vec<ControlError> {
         let mut errors = Vec::new();
         let mut fail = |control, message: Msg| errors.push(ControlError { control, message });
-        if !SCENARIO_IDS.contains(&self.scenario.as_str()) && self.scenario != SANDBOX {
+        if self.preset().is_none() && self.scenario != SANDBOX {
             fail(
                 Control::Scenario,
                 Msg::new("control-error-scenario").quoted("value", &self.scenario),
@@ -438,7 +434,7 @@ impl LabControls {
         } else if self.norm == NormChoice::BatchNorm && self.batch_size / self.micro_batches < 2 {
             fail(Control::MicroBatches, Msg::new("control-error-batchnorm-micro"));
         }
-        if self.scenario == MEMORY_EXPERIMENT {
+        if self.preset() == Some(ScenarioId::Memory) {
             let (lo, hi) = MEMORY_BUDGET_RANGE;
             if !(lo..=hi).contains(&self.memory_budget_kib) {
                 fail(
@@ -581,6 +577,12 @@ impl LabControls {
         }
     }
 
+    /// The preset these controls run, or none in the sandbox (or for an unknown id, which
+    /// [`LabControls::validate`] reports).
+    pub fn preset(&self) -> Option<ScenarioId> {
+        ScenarioId::from_id(&self.scenario)
+    }
+
     /// These controls with `control` set from the text a learner typed or chose, read by the
     /// control's one parser (its type's [`ControlValue`]). Text that is not a value at all
     /// (letters for a number) is an error here; values out of range are accepted and reported by
@@ -641,10 +643,10 @@ impl LabControls {
     /// The experiment to run: the scenario's preset (with the chosen seed of the initial
     /// weights), or the sandbox.
     pub fn lab_config(&self) -> LabConfig {
-        Scenario::by_id(&self.scenario).map_or_else(
-            |_| self.sandbox_config(),
+        self.preset().map(Scenario::of).map_or_else(
+            || self.sandbox_config(),
             |s| {
-                let config = if s.id == MEMORY_EXPERIMENT {
+                let config = if s.id == ScenarioId::Memory {
                     // An invalid budget is reported by `validate`; until then the preset's own.
                     memory_with_budget(self.memory_budget_kib).unwrap_or(s.config)
                 } else {
@@ -661,7 +663,7 @@ impl LabControls {
     /// The planner's choice for the memory experiment's budget, in words: none in another
     /// experiment, or while nothing fits (the budget's field says why).
     pub fn memory_plan_text(&self) -> Option<Msg> {
-        if self.scenario != MEMORY_EXPERIMENT {
+        if self.preset() != Some(ScenarioId::Memory) {
             return None;
         }
         let plan = memory_budget_plan(self.memory_budget_kib).ok()?;
@@ -681,7 +683,7 @@ impl LabControls {
         match control.editable() {
             Editable::Always => true,
             Editable::InSandbox => self.scenario == SANDBOX,
-            Editable::InExperiment(id) => self.scenario == id,
+            Editable::InExperiment(id) => self.preset() == Some(id),
         }
     }
 
@@ -1146,7 +1148,7 @@ mod tests {
         );
         let preset = LabControls::default();
         let sandbox = preset.with_text(Control::Scenario, SANDBOX).unwrap();
-        let memory = preset.with_text(Control::Scenario, MEMORY_EXPERIMENT).unwrap();
+        let memory = preset.with_text(Control::Scenario, ScenarioId::Memory.id()).unwrap();
         for control in Control::ALL {
             let (in_preset, in_sandbox, in_memory) = (
                 preset.is_editable(control),
@@ -1221,9 +1223,9 @@ mod tests {
             runs.iter().map(|r| r.regime).collect::<Vec<_>>(),
             preset_runs.iter().map(|r| r.regime).collect::<Vec<_>>()
         );
-        for id in SCENARIO_IDS {
+        for id in ScenarioId::ALL {
             let controls = LabControls {
-                scenario: id.into(),
+                scenario: id.id().into(),
                 ..LabControls::default()
             };
             assert!(

@@ -11,7 +11,7 @@ use super::numbers::readable;
 use super::session::{LabView, RunView};
 use gradlab_i18n::Msg;
 use gradlab_sim::regime::{LossNormalization, ZeroGradPlacement};
-use gradlab_sim::scenario::SCENARIO_IDS;
+use gradlab_sim::scenario::{ScenarioId, SCENARIO_IDS};
 
 /// The key the course progress is saved under in the browser.
 pub const STORAGE_KEY: &str = "gradlab.course";
@@ -22,7 +22,7 @@ pub const OBSERVED_STEPS: u64 = 30;
 /// The question asked before an experiment runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prediction {
-    pub experiment: &'static str,
+    pub experiment: ScenarioId,
     pub choices: usize,
     pub correct: usize,
     /// The quiz question on the same topic (an id of the quiz bank).
@@ -31,37 +31,37 @@ pub struct Prediction {
 
 const PREDICTIONS: [Prediction; 6] = [
     Prediction {
-        experiment: "scaling",
+        experiment: ScenarioId::Scaling,
         choices: 4,
         correct: 1,
         quiz_question: "unscaled-sgd",
     },
     Prediction {
-        experiment: "scaling_adam",
+        experiment: ScenarioId::ScalingAdam,
         choices: 3,
         correct: 0,
         quiz_question: "unscaled-adam",
     },
     Prediction {
-        experiment: "norms",
+        experiment: ScenarioId::Norms,
         choices: 3,
         correct: 0,
         quiz_question: "batchnorm",
     },
     Prediction {
-        experiment: "variable_length",
+        experiment: ScenarioId::VariableLength,
         choices: 3,
         correct: 1,
         quiz_question: "variable-length",
     },
     Prediction {
-        experiment: "pitfalls",
+        experiment: ScenarioId::Pitfalls,
         choices: 3,
         correct: 1,
         quiz_question: "zero-grad-placement",
     },
     Prediction {
-        experiment: "memory",
+        experiment: ScenarioId::Memory,
         choices: 3,
         correct: 1,
         quiz_question: "memory-ratio",
@@ -71,7 +71,8 @@ const PREDICTIONS: [Prediction; 6] = [
 impl Prediction {
     /// The prediction of a preset; none for the sandbox.
     pub fn of(experiment: &str) -> Option<Self> {
-        PREDICTIONS.iter().find(|p| p.experiment == experiment).copied()
+        let id = ScenarioId::from_id(experiment)?;
+        PREDICTIONS.iter().find(|p| p.experiment == id).copied()
     }
 
     pub fn question(&self) -> Msg {
@@ -93,20 +94,20 @@ impl Prediction {
         let latest = |run: &RunView| run.history.last().copied();
         let find = |wanted: &dyn Fn(&RunView) -> bool| view.runs.iter().find(|r| wanted(r));
         let msg = match self.experiment {
-            "scaling" => {
+            ScenarioId::Scaling => {
                 let unscaled = find(&|r| r.spec.regime.loss == LossNormalization::Unscaled)?;
                 let record = latest(unscaled)?;
                 let ratio = record.grad_norm / record.grad_reference_norm.filter(|&n| n > 0.0)?;
                 Msg::new("predict-scaling-measured").arg("ratio", format!("{ratio:.2}"))
             }
-            "scaling_adam" => {
+            ScenarioId::ScalingAdam => {
                 let full = latest(find(&|r| r.spec.regime.micro_batches == 1)?)?;
                 let unscaled = latest(find(&|r| r.spec.regime.loss == LossNormalization::Unscaled)?)?;
                 Msg::new("predict-scaling_adam-measured")
                     .arg("full", format!("{:.4}", full.train_loss))
                     .arg("unscaled", format!("{:.4}", unscaled.train_loss))
             }
-            "norms" => {
+            ScenarioId::Norms => {
                 let accumulated = |name: &str| {
                     find(&|r| r.spec.regime.micro_batches > 1 && r.spec.model.norm.label() == name)
                         .and_then(latest)
@@ -116,7 +117,7 @@ impl Prediction {
                     .arg("batch", readable(accumulated("BatchNorm")?, 3))
                     .arg("layer", readable(accumulated("LayerNorm")?, 3))
             }
-            "variable_length" => {
+            ScenarioId::VariableLength => {
                 let error = |loss: LossNormalization| {
                     find(&|r| r.spec.regime.micro_batches > 1 && r.spec.regime.loss == loss)
                         .and_then(latest)
@@ -126,7 +127,7 @@ impl Prediction {
                     .arg("means", readable(error(LossNormalization::MeanOfMicroBatchMeans)?, 3))
                     .arg("total", readable(error(LossNormalization::TotalItemCount)?, 3))
             }
-            "pitfalls" => {
+            ScenarioId::Pitfalls => {
                 let forgotten = find(&|r| {
                     r.spec.regime.zero_grad == ZeroGradPlacement::Forgotten && r.spec.clip_max_norm.is_none()
                 })?;
@@ -137,7 +138,7 @@ impl Prediction {
                     .arg("last", format!("{last:.3}"))
                     .arg("steps", forgotten.history.len())
             }
-            "memory" => {
+            ScenarioId::Memory => {
                 let bytes = |n: usize| {
                     view.runs
                         .iter()
@@ -150,7 +151,6 @@ impl Prediction {
                     .arg("four", super::session::format_bytes(four))
                     .arg("ratio", format!("{:.2}", four as f64 / full.max(1) as f64))
             }
-            _ => return None,
         };
         Some(msg)
     }
@@ -345,12 +345,12 @@ mod tests {
     /// The number revealed is measured in the run, and it says what the right answer says.
     #[test]
     fn each_reveal_is_measured_in_the_learners_run() {
-        for id in SCENARIO_IDS {
-            let mut lab = CpuLab::<f32>::cpu(Scenario::by_id(id).expect("scenario").config).expect("valid");
+        for id in ScenarioId::ALL {
+            let mut lab = CpuLab::<f32>::cpu(Scenario::of(id).config).expect("valid");
             let labels = lab.runs().iter().map(|r| r.spec.label.clone()).collect();
             let before = LabView::new(&lab, labels, vec![], false);
-            let p = Prediction::of(id).expect("prediction");
-            if id != "memory" {
+            let p = Prediction::of(id.id()).expect("prediction");
+            if id != ScenarioId::Memory {
                 assert!(p.measured(&before).is_none(), "{id}: nothing measured before training");
             }
             lab.run(OBSERVED_STEPS, |_| {}).expect("train");
@@ -362,16 +362,15 @@ mod tests {
                 crate::numbers::parse_readable(&value).expect("a number")
             };
             match id {
-                "scaling" => assert!((number("ratio") - 4.0).abs() < 0.01, "{measured:?}"),
-                "scaling_adam" => {
+                ScenarioId::Scaling => assert!((number("ratio") - 4.0).abs() < 0.01, "{measured:?}"),
+                ScenarioId::ScalingAdam => {
                     let (full, unscaled) = (number("full"), number("unscaled"));
                     assert!((unscaled - full).abs() < 0.1 * full, "{measured:?}");
                 }
-                "norms" => assert!(number("batch") > 1e-2 && number("layer") < 1e-5, "{measured:?}"),
-                "variable_length" => assert!(number("means") > 1e-3 && number("total") < 1e-5, "{measured:?}"),
-                "pitfalls" => assert!(number("last") > 2.0 * number("first"), "{measured:?}"),
-                "memory" => assert!((number("ratio") - 0.25).abs() < 0.05, "{measured:?}"),
-                _ => {}
+                ScenarioId::Norms => assert!(number("batch") > 1e-2 && number("layer") < 1e-5, "{measured:?}"),
+                ScenarioId::VariableLength => assert!(number("means") > 1e-3 && number("total") < 1e-5, "{measured:?}"),
+                ScenarioId::Pitfalls => assert!(number("last") > 2.0 * number("first"), "{measured:?}"),
+                ScenarioId::Memory => assert!((number("ratio") - 0.25).abs() < 0.05, "{measured:?}"),
             }
         }
     }

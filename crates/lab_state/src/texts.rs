@@ -7,10 +7,11 @@ use gradlab_plot::Metric;
 use gradlab_route::SANDBOX;
 use gradlab_sim::data::DatasetKind;
 use gradlab_sim::lab::LabConfig;
+use gradlab_sim::scenario::ScenarioId;
 
 /// The experiments the Lab offers, in menu order: the presets, then the sandbox.
 pub fn experiment_ids() -> Vec<&'static str> {
-    let mut ids = gradlab_sim::scenario::SCENARIO_IDS.to_vec();
+    let mut ids: Vec<&str> = ScenarioId::ALL.into_iter().map(ScenarioId::id).collect();
     ids.push(SANDBOX);
     ids
 }
@@ -59,16 +60,19 @@ fn sandbox_notice(config: &LabConfig) -> Msg {
 /// The two charts that carry `experiment`'s lesson: a compact embed shows these and folds the
 /// others.
 pub fn key_charts(experiment: &str) -> [Metric; 2] {
-    match experiment {
-        "pitfalls" => [Metric::TrainLoss, Metric::GradCosine],
-        "memory" => [Metric::TrainLoss, Metric::TestAccuracy],
-        _ => [Metric::TrainLoss, Metric::GradRelativeError],
+    match ScenarioId::from_id(experiment) {
+        Some(ScenarioId::Pitfalls) => [Metric::TrainLoss, Metric::GradCosine],
+        Some(ScenarioId::Memory) => [Metric::TrainLoss, Metric::TestAccuracy],
+        Some(ScenarioId::Scaling | ScenarioId::ScalingAdam | ScenarioId::Norms | ScenarioId::VariableLength) | None => {
+            [Metric::TrainLoss, Metric::GradRelativeError]
+        }
     }
 }
 
 /// The label of each run of `config`, the experiment `experiment` built.
 pub fn run_labels(experiment: &str, config: &LabConfig) -> Vec<Msg> {
-    if experiment == SANDBOX {
+    let Some(preset) = ScenarioId::from_id(experiment) else {
+        // The sandbox (an unknown id never builds a config: the controls refuse it).
         return config
             .runs
             .iter()
@@ -82,17 +86,18 @@ pub fn run_labels(experiment: &str, config: &LabConfig) -> Vec<Msg> {
                 }
             })
             .collect();
-    }
+    };
     // scaling_adam runs the same three regimes as scaling.
-    let owner = if experiment == "scaling_adam" {
-        "scaling"
-    } else {
-        experiment
+    let owner = match preset {
+        ScenarioId::ScalingAdam => ScenarioId::Scaling,
+        other => other,
     };
     (0..config.runs.len())
         .map(|i| match (owner, config.runs.get(i)) {
             // The planner picks this run's N from the learner's budget.
-            ("memory", Some(run)) if i == 3 => Msg::new("run-memory-budget").arg("n", run.regime.micro_batches),
+            (ScenarioId::Memory, Some(run)) if i == 3 => {
+                Msg::new("run-memory-budget").arg("n", run.regime.micro_batches)
+            }
             _ => Msg::new(format!("run-{owner}-{i}")),
         })
         .collect()
@@ -114,7 +119,7 @@ mod tests {
             }
         }
         for scenario in Scenario::all() {
-            let labels: Vec<String> = run_labels(scenario.id, &scenario.config)
+            let labels: Vec<String> = run_labels(scenario.id.id(), &scenario.config)
                 .iter()
                 .map(|m| en.msg(m))
                 .collect();

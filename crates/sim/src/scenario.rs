@@ -8,23 +8,71 @@ use super::planner;
 use super::regime::{ClipPlacement, LossNormalization, RegimeSpec, SchedulerPlacement, ZeroGradPlacement};
 use super::SimError;
 
+/// A preset experiment's name. Code that treats one preset differently matches on this, so a
+/// misspelt preset is a compile error, not a branch that silently never runs; its text form
+/// ([`ScenarioId::id`]) is what URLs, course files and messages hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScenarioId {
+    Scaling,
+    ScalingAdam,
+    Norms,
+    VariableLength,
+    Pitfalls,
+    Memory,
+}
+
+impl ScenarioId {
+    /// Every preset, in the course's order.
+    pub const ALL: [ScenarioId; 6] = [
+        ScenarioId::Scaling,
+        ScenarioId::ScalingAdam,
+        ScenarioId::Norms,
+        ScenarioId::VariableLength,
+        ScenarioId::Pitfalls,
+        ScenarioId::Memory,
+    ];
+
+    pub const fn id(self) -> &'static str {
+        match self {
+            ScenarioId::Scaling => "scaling",
+            ScenarioId::ScalingAdam => "scaling_adam",
+            ScenarioId::Norms => "norms",
+            ScenarioId::VariableLength => "variable_length",
+            ScenarioId::Pitfalls => "pitfalls",
+            ScenarioId::Memory => "memory",
+        }
+    }
+
+    /// The preset named `id`, if there is one.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.id() == id)
+    }
+}
+
+impl std::fmt::Display for ScenarioId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// A preset experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
-    pub id: &'static str,
+    pub id: ScenarioId,
     pub title: &'static str,
     /// One line on what the runs show.
     pub summary: &'static str,
     pub config: LabConfig,
 }
 
+/// Every preset's text form, in the course's order.
 pub const SCENARIO_IDS: [&str; 6] = [
-    "scaling",
-    "scaling_adam",
-    "norms",
-    "variable_length",
-    "pitfalls",
-    "memory",
+    ScenarioId::Scaling.id(),
+    ScenarioId::ScalingAdam.id(),
+    ScenarioId::Norms.id(),
+    ScenarioId::VariableLength.id(),
+    ScenarioId::Pitfalls.id(),
+    ScenarioId::Memory.id(),
 ];
 
 const ACCUMULATION: usize = 4;
@@ -260,51 +308,56 @@ pub fn canonical_config(micro_batches: usize) -> LabConfig {
 }
 
 impl Scenario {
+    /// Every preset, in the course's order.
     pub fn all() -> Vec<Scenario> {
-        vec![
-            Scenario {
-                id: "scaling",
+        ScenarioId::ALL.into_iter().map(Self::of).collect()
+    }
+
+    /// The preset `id` names.
+    pub fn of(id: ScenarioId) -> Scenario {
+        match id {
+            ScenarioId::Scaling => Scenario {
+                id,
                 title: "Full batch vs accumulated vs unscaled (SGD)",
                 summary: "loss / N matches the full batch; the unscaled loss acts like an N-times learning rate",
                 config: scaling(OptimizerSpec::default(), 0.5),
             },
-            Scenario {
-                id: "scaling_adam",
+            ScenarioId::ScalingAdam => Scenario {
+                id,
                 title: "The same with Adam",
                 summary: "Adam divides by the gradient's own scale, so the unscaled loss barely matters",
                 config: scaling(OptimizerSpec::adam(), 0.01),
             },
-            Scenario {
-                id: "norms",
+            ScenarioId::Norms => Scenario {
+                id,
                 title: "BatchNorm vs LayerNorm vs GroupNorm under accumulation",
                 summary: "BatchNorm's statistics are per micro-batch, so its gradient no longer matches",
                 config: norms(),
             },
-            Scenario {
-                id: "variable_length",
+            ScenarioId::VariableLength => Scenario {
+                id,
                 title: "Variable-length sequences",
                 summary: "a mean of per-micro-batch means mis-weights tokens; divide by the total token count",
                 config: variable_length(),
             },
-            Scenario {
-                id: "pitfalls",
+            ScenarioId::Pitfalls => Scenario {
+                id,
                 title: "Pitfalls: zero_grad, clipping, scheduler",
                 summary: "each misplaced call changes training; the correct version matches the full batch",
                 config: pitfalls(),
             },
-            Scenario {
-                id: "memory",
+            ScenarioId::Memory => Scenario {
+                id,
                 title: "Activation memory",
                 summary: "peak activation memory holds one micro-batch, not the full batch",
                 config: memory(),
             },
-        ]
+        }
     }
 
     pub fn by_id(id: &str) -> Result<Scenario, SimError> {
-        Self::all()
-            .into_iter()
-            .find(|s| s.id == id)
+        ScenarioId::from_id(id)
+            .map(Self::of)
             .ok_or_else(|| SimError::UnknownScenario(id.to_string()))
     }
 }
@@ -316,7 +369,13 @@ mod tests {
     #[test]
     fn every_scenario_is_valid_and_listed() {
         let all = Scenario::all();
-        assert_eq!(all.iter().map(|s| s.id).collect::<Vec<_>>(), SCENARIO_IDS.to_vec());
+        assert_eq!(all.iter().map(|s| s.id).collect::<Vec<_>>(), ScenarioId::ALL.to_vec());
+        assert_eq!(all.iter().map(|s| s.id.id()).collect::<Vec<_>>(), SCENARIO_IDS.to_vec());
+        for id in ScenarioId::ALL {
+            assert_eq!(ScenarioId::from_id(id.id()), Some(id));
+            assert_eq!(Scenario::of(id).id, id);
+        }
+        assert_eq!(ScenarioId::from_id("Scaling"), None);
         for scenario in all {
             scenario
                 .config
