@@ -9,6 +9,7 @@ pub mod chart_text;
 pub mod controls;
 pub mod course;
 pub mod engine_choice;
+pub mod experience;
 pub mod numbers;
 pub mod plan_form;
 pub mod session;

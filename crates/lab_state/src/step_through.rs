@@ -116,6 +116,22 @@ impl StepThrough {
         self.index = index.min(self.phases.len() - 1);
     }
 
+    /// The replay to show once the page's view offers `next`: `None` when `current` already shows
+    /// that step (the same step and phases: it keeps its phase, and nothing needs redrawing),
+    /// else the new replay, which keeps the phase only if it is the same step.
+    pub fn replacing(current: Option<&StepThrough>, next: Option<StepThrough>) -> Option<Option<StepThrough>> {
+        match (current, next) {
+            (Some(current), Some(next)) if current.step == next.step && current.len() == next.len() => None,
+            (None, None) => None,
+            (Some(current), Some(next)) => {
+                let mut followed = current.clone();
+                followed.follow(next);
+                Some(Some(followed))
+            }
+            (_, next) => Some(next),
+        }
+    }
+
     /// What run `trace` shows at the current phase.
     pub fn run_at<'a>(&self, trace: &'a StepTrace) -> RunAtPhase<'a> {
         run_at(trace, &self.phases[..=self.index])
@@ -361,6 +377,19 @@ pub fn highlighted(role: LineRole, activity: Activity) -> bool {
     )
 }
 
+/// The colour scale of a gradient heatmap: the 90th percentile of the magnitudes of `values`
+/// (a few large entries would otherwise leave every other cell white; larger cells saturate),
+/// never zero.
+pub fn heatmap_scale(values: &[f64]) -> f64 {
+    let mut magnitudes: Vec<f64> = values.iter().map(|v| v.abs()).collect();
+    magnitudes.sort_by(f64::total_cmp);
+    magnitudes
+        .get(magnitudes.len() * 9 / 10)
+        .copied()
+        .unwrap_or(0.0)
+        .max(f64::MIN_POSITIVE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,5 +580,34 @@ mod tests {
         let loss = code.iter().find(|l| l.role == LineRole::Loss).expect("loss line");
         assert_eq!(loss.code, "loss = criterion(outputs, y_k)");
         assert_eq!(loss.comment, Some(Msg::new("code-loss-unscaled")));
+    }
+
+    #[test]
+    fn a_replay_is_replaced_only_by_another_step_or_other_phases() {
+        let (_, traces) = traced("scaling");
+        let first = StepThrough::new(traces.iter().map(Some)).expect("traced");
+        let mut moved = first.clone();
+        moved.forward();
+        // The same step offered again: nothing changes, the phase stays.
+        assert_eq!(StepThrough::replacing(Some(&moved), Some(first.clone())), None);
+        assert_eq!(StepThrough::replacing(None, None), None);
+        // Nothing shown yet: the new replay, at its first phase.
+        assert_eq!(
+            StepThrough::replacing(None, Some(first.clone())),
+            Some(Some(first.clone()))
+        );
+        // The trace gone (another experiment): nothing to show.
+        assert_eq!(StepThrough::replacing(Some(&first), None), Some(None));
+    }
+
+    #[test]
+    fn the_heatmap_scale_is_the_90th_percentile_magnitude() {
+        let values: Vec<f64> = (1..=10).map(|v| -f64::from(v)).collect();
+        assert_eq!(heatmap_scale(&values), 10.0);
+        let mut many: Vec<f64> = (0..100).map(f64::from).collect();
+        many[99] = 1e9;
+        assert_eq!(heatmap_scale(&many), 90.0, "one huge entry does not wash out the rest");
+        assert_eq!(heatmap_scale(&[]), f64::MIN_POSITIVE);
+        assert_eq!(heatmap_scale(&[0.0, 0.0]), f64::MIN_POSITIVE);
     }
 }

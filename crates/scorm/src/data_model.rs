@@ -203,6 +203,17 @@ pub fn lab_elements(version: ScormVersion, experienced: bool) -> Vec<Element> {
     vec![element(version.completion_element(), status)]
 }
 
+/// What the Lab writes when it launches as a SCO, given the completion status the LMS holds:
+/// incomplete (saved, not yet finished), unless an earlier launch completed it, which is never
+/// undone (nothing written; the session is closed as finished).
+pub fn lab_launch(version: ScormVersion, status: &str) -> (Vec<Element>, bool) {
+    if already_completed(version, status) {
+        (Vec::new(), true)
+    } else {
+        (lab_elements(version, false), false)
+    }
+}
+
 /// What is written when the learner leaves: the session's time and whether the LMS should keep
 /// the data for a later launch (`suspend`) or consider the attempt over.
 pub fn exit_elements(version: ScormVersion, session_seconds: f64, finished: bool) -> Vec<Element> {
@@ -504,5 +515,21 @@ mod tests {
         // A failed commit records nothing: the next save sends the same elements again.
         let again: Vec<&str> = committed.uncommitted(&second).iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(sent, again);
+    }
+
+    #[test]
+    fn the_lab_launches_incomplete_and_never_undoes_a_completion() {
+        for version in [ScormVersion::Scorm12, ScormVersion::Scorm2004] {
+            let (elements, finished) = lab_launch(version, "");
+            assert_eq!(elements, lab_elements(version, false));
+            assert!(!finished);
+            let (elements, finished) = lab_launch(version, "completed");
+            assert!(elements.is_empty() && finished, "{version:?}");
+        }
+        assert!(lab_launch(ScormVersion::Scorm12, "passed").1);
+        assert!(
+            !lab_launch(ScormVersion::Scorm2004, "passed").1,
+            "2004 keeps success apart"
+        );
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod controls;
 mod course;
 mod engine_loop;
 mod first_screen;
+mod sections;
 mod step_through;
 mod trainer;
 
@@ -16,7 +17,6 @@ use leptos::prelude::*;
 
 use super::browser;
 use super::i18n::{msg, num, tr};
-use charts::{BoundaryCanvas, ChartCanvas};
 use controls::ControlsPanel;
 use course::{CoursePanel, CourseStore};
 use engine_loop::{Command, EngineBadge, LabSignals};
@@ -25,13 +25,16 @@ use gradlab_embed::{experienced_scenario, EmbedOptions, Section};
 use gradlab_i18n::Msg;
 use gradlab_lab_state::controls::{Control, LabControls};
 use gradlab_lab_state::engine_choice::EnginePreference;
-use gradlab_lab_state::session::{format_bytes, LabView, Transport, MAX_LAB_STEPS};
+use gradlab_lab_state::experience::ExperienceLog;
+use gradlab_lab_state::session::{format_bytes, LabView, Transport};
 use gradlab_lab_state::texts;
 use gradlab_plot::boundary::DecisionBoundary;
 use gradlab_plot::{ChartLook, LineChart, Metric};
 use gradlab_route::Route;
 use gradlab_scorm::data_model;
-use step_through::{StepThroughPanel, StepThroughToggle};
+use gradlab_sim::scenario::ScenarioId;
+use sections::{BoundariesPanel, ChartsArea, ExperimentHeader, ExperimentMenu, TransportBar};
+use step_through::StepThroughPanel;
 
 /// How the Lab page was asked to run, from the URL.
 #[derive(Debug, Clone)]
@@ -45,9 +48,6 @@ pub struct LabOptions {
     /// Set when the Lab runs inside a course page.
     pub embed: Option<EmbedOptions>,
 }
-
-/// An embedded experiment counts as experienced once it has trained this many steps.
-const EXPERIENCED_STEPS: u64 = 50;
 
 /// `chart` in the page's language: titles, captions and decimal commas in Spanish. Embedded,
 /// the charts leave out their own legends: the run toggles above them are the legend.
@@ -368,11 +368,11 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
 
     let (sender, receiver) = mpsc::unbounded::<Command>();
     let sender = StoredValue::new(sender);
-    let send = move |command: Command| {
+    let send = Callback::new(move |command: Command| {
         sender.with_value(|s| {
             let _ = s.unbounded_send(command);
         });
-    };
+    });
     leptos::task::spawn_local(engine_loop::run(
         receiver,
         signals,
@@ -380,7 +380,7 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         options.simulate_gpu_loss,
     ));
 
-    let valid = move || typo.with(Option::is_none) && controls.with(|c| c.validate().is_empty());
+    let valid = Signal::derive(move || typo.with(Option::is_none) && controls.with(|c| c.validate().is_empty()));
     let config = Memo::new(move |_| controls.with(|c| c.validate().is_empty().then(|| c.lab_config())));
     // The steps trained of the experiment on the page (0 until the engine has built its view):
     // what reports an experiment as trained, or observed, reads this and never the view's steps.
@@ -392,103 +392,41 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         browser::replace_query(&format!("{query}{kept_query}"));
         signals.steps_per_frame.set(controls.with(|c| c.steps_per_frame));
     });
-    // A new experiment (or new settings) restarts training from step 0.
-    Effect::new(move |_| {
-        if let Some(config) = config.get() {
+    // A new experiment (or new settings, or Reset) restarts training from step 0.
+    let reset = Callback::new(move |()| {
+        if let Some(config) = config.get_untracked() {
             let experiment = controls.with_untracked(|c| c.scenario.clone());
             let labels = texts::run_labels(&experiment, &config).iter().map(msg).collect();
-            send(Command::Reset { config, labels });
+            send.run(Command::Reset { config, labels });
         }
+    });
+    Effect::new(move |_| {
+        config.track();
+        reset.run(());
     });
 
-    let experiment = move || controls.with(|c| c.scenario.clone());
-    // Inside an LMS the Lab is a SCO: incomplete at launch (an earlier completion is never
-    // undone), completed once an experiment has been experienced.
-    let lms = super::scorm::version();
-    if let Some(version) = lms {
-        let status = super::scorm::get(version.completion_element()).unwrap_or_default();
-        if data_model::already_completed(version, &status) {
-            super::scorm::save(&[], true);
-        } else {
-            super::scorm::save(&data_model::lab_elements(version, false), false);
-        }
-    }
-    // Embedded or in an LMS: an experiment trained far enough is reported once, with the time
-    // it took.
-    let reported = StoredValue::new(Vec::<String>::new());
-    let opened_ms = StoredValue::new(browser::now_ms());
-    Effect::new(move |previous: Option<String>| {
-        let id = experiment();
-        if previous.as_ref() != Some(&id) {
-            opened_ms.set_value(browser::now_ms());
-        }
-        let steps = shown_steps.get();
-        let reporting = super::embed::is_active() || lms.is_some();
-        if reporting && steps >= EXPERIENCED_STEPS && !reported.with_value(|r| r.contains(&id)) {
-            reported.update_value(|r| r.push(id.clone()));
-            if let Some(version) = lms {
-                super::scorm::save(&data_model::lab_elements(version, true), true);
-            }
-            let seconds = (browser::now_ms() - opened_ms.get_value()) / 1000.0;
-            let language = super::i18n::language().tag();
-            super::embed::report(&experienced_scenario(
-                &id,
-                &msg(&texts::title(&id)),
-                language,
-                steps,
-                seconds,
-            ));
-        }
-        id
-    });
+    let experiment = Signal::derive(move || controls.with(|c| c.scenario.clone()));
+    report_experiences(experiment, shown_steps.into());
     let embed = options.embed.clone();
-    let hides = move |section: Section| embed.as_ref().is_some_and(|e| e.hides_section(section));
-    let (hide_menu, hide_settings, hide_boundaries) = (
-        hides(Section::Menu),
-        hides(Section::Settings),
-        hides(Section::Boundaries),
-    );
-    let (hide_table, hide_explanation) = (hides(Section::Table), hides(Section::Explanation));
-    let hide_step_through = hides(Section::StepThrough);
+    let hides = Callback::new(move |section: Section| embed.as_ref().is_some_and(|e| e.hides_section(section)));
+    let hide_settings = hides.run(Section::Settings);
+    let hide_step_through = hides.run(Section::StepThrough);
     let step_through_open = RwSignal::new(false);
     let embedded = options.embed.is_some();
-    let menu = texts::experiment_ids()
-        .into_iter()
-        .map(|id| {
-            let href = super::i18n::link(options.controls.with_experiment(id).to_query());
-            view! {
-                <li><a href=href aria-current=move || (experiment() == id).then_some("page")
-                    data-scenario=id
-                    on:click=move |ev| {
-                        ev.prevent_default();
-                        typo.set(None);
-                        controls.update(|c| *c = c.with_experiment(id));
-                    }>{msg(&texts::title(id))}</a></li>
-            }
-        })
-        .collect_view();
 
     // The course (not in an embed): a preset's explanation, what to notice and Play wait for
     // the learner's prediction (or "Just show me").
     let course = CourseStore::load();
-    let answer_open = move || embedded || course.progress.with(|p| p.answer_open(&experiment()));
+    let answer_open = Signal::derive(move || embedded || course.progress.with(|p| p.answer_open(&experiment.get())));
     let transport = signals.transport;
-    let running = move || transport.with(|t| *t == Transport::Running);
-    let can_train = move || valid() && transport.with(Transport::can_step) && answer_open();
-    let play_pause = move |_| {
-        if running() {
-            send(Command::Pause);
-        } else {
-            send(Command::Play);
-        }
-    };
+    let can_train = Signal::derive(move || valid.get() && transport.with(Transport::can_step) && answer_open.get());
     // Why Play, Step and the step-through are disabled, where it is not obvious.
     let train_blocked = Signal::derive(move || {
-        if can_train() {
+        if can_train.get() {
             None
-        } else if !answer_open() {
+        } else if !answer_open.get() {
             Some(tr("course-play-after-predicting"))
-        } else if !valid() {
+        } else if !valid.get() {
             Some(tr("controls-invalid"))
         } else {
             transport.with(|t| match t {
@@ -503,7 +441,6 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
     let status = move || msg(&transport.with(|t| t.status(signals.view.with(|v| v.steps), working.get())));
     let steps = move || signals.view.with(|v| v.steps);
 
-    let runs_off = Memo::new(move |_| controls.with(|c| c.runs_off.clone()));
     // The step a chart's crosshair or the scrubber inspects (1-based); `None`: the live step.
     let inspect = RwSignal::new(None::<u64>);
     let last_step = Signal::derive(move || signals.view.with(|v| v.steps));
@@ -513,101 +450,6 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
         config.track();
         inspect.set(None);
     });
-    // Every chart the embed does not hide; each is drawn only where it says something for these
-    // runs (the learning rate under a schedule, the clipping factor where a run clips).
-    // Every chart the embed does not hide, each drawn only where it says something for these
-    // runs. Embedded, the experiment's two key charts are shown and the others folded under
-    // "More charts", so the iframe stays compact.
-    let visible: Vec<Metric> = Metric::ALL
-        .into_iter()
-        .filter(|&metric| !hides(Section::Chart(metric)))
-        .collect();
-    let in_main = move |metric: Metric| !embedded || texts::key_charts(&experiment()).contains(&metric);
-    let chart_view = move |metric: Metric, main: bool| {
-        let view = signals.view;
-        let chart = Memo::new(move |_| {
-            runs_off.with(|off| view.with(|v| localized(v.chart_of_runs(metric, off), metric, embedded)))
-        });
-        let shown = move || view.with(|v| v.shows(metric)) && in_main(metric) == main;
-        let file_name = format!("gradlab-{}.png", metric.slug());
-        let testid = format!("chart-{}", metric.slug());
-        view! {
-            <Show when=shown>
-                <ChartCanvas chart=chart file_name=file_name.clone() testid=testid.clone() resized=resized
-                    inspect=inspect last_step=last_step />
-            </Show>
-        }
-    };
-    let charts = visible.iter().map(|&m| chart_view(m, true)).collect_view();
-    let more_charts = embedded.then(|| {
-        let folded = visible.clone();
-        let any_folded = move || folded.iter().any(|&m| !in_main(m) && signals.view.with(|v| v.shows(m)));
-        let charts = visible.iter().map(|&m| chart_view(m, false)).collect_view();
-        view! {
-            <details class="more-charts" data-testid="more-charts" hidden=move || !any_folded()
-                on:toggle=move |_| set_resized.update(|n| *n += 1)>
-                <summary>{tr("charts-more")}</summary>
-                <div class="charts">{charts}</div>
-            </details>
-        }
-    });
-    let run_toggles = move || {
-        signals.view.with(|v| {
-            v.runs
-                .iter()
-                .enumerate()
-                .map(|(i, run)| {
-                    let label = run.label.clone();
-                    let on = move || runs_off.with(|off| !off.contains(&i));
-                    view! {
-                        <li><button type="button" class="run-toggle" data-run-toggle=i
-                            aria-pressed=move || on().to_string()
-                            on:click=move |_| controls.update(|c| c.toggle_run(i))>
-                            {run_swatch(i)}<span>{label}</span>
-                        </button></li>
-                    }
-                })
-                .collect_view()
-        })
-    };
-
-    let boundaries = move || {
-        let labels = signals
-            .view
-            .with(|v| v.runs.iter().map(|r| r.label.clone()).collect::<Vec<_>>());
-        labels
-            .into_iter()
-            .enumerate()
-            .map(|(i, label)| {
-                // The live boundary, or while a past step is inspected the nearest kept one.
-                let boundary = Signal::derive(move || match inspected.get() {
-                    Some(step) => signals
-                        .boundary_history
-                        .with(|h| h.at(step).and_then(|(_, b)| b.get(i).cloned().flatten())),
-                    None => signals.boundaries.with(|b| b.get(i).cloned().flatten()),
-                });
-                view! { <BoundaryCanvas boundary=boundary label=label resized=resized /> }
-            })
-            .collect_view()
-    };
-    // While a past step is inspected: the kept snapshot shown, and what the kept ones cost.
-    let boundary_step = move || match inspected.get() {
-        Some(step) => signals
-            .boundary_history
-            .with(|h| h.at(step).map_or(0, |(kept, _)| kept)),
-        None => steps(),
-    };
-    let boundary_note = move || {
-        let step = inspected.get()?;
-        let (kept, count, bytes) = signals
-            .boundary_history
-            .with(|h| (h.at(step).map_or(0, |(kept, _)| kept), h.len(), h.bytes()));
-        Some(msg(&Msg::new("boundaries-snapshot")
-            .arg("step", step)
-            .arg("kept", kept)
-            .arg("count", count)
-            .arg("bytes", format_bytes(bytes as u64))))
-    };
     let download_csv = move |_| {
         let csv = signals.view.with(LabView::csv);
         let name = format!(
@@ -618,146 +460,70 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             web_sys::console::warn_1(&e.into());
         }
     };
-    let hidden_controls = options
-        .embed
-        .as_ref()
-        .map(|e| e.hidden_controls.clone())
-        .unwrap_or_default();
-    let locked_controls = options
-        .embed
-        .as_ref()
-        .map(|e| e.locked_controls.clone())
-        .unwrap_or_default();
+    let embed_controls =
+        |pick: fn(&EmbedOptions) -> &Vec<Control>| options.embed.as_ref().map(|e| pick(e).clone()).unwrap_or_default();
+    let hidden_controls = embed_controls(|e| &e.hidden_controls);
+    let locked_controls = embed_controls(|e| &e.locked_controls);
     let copy_to_sandbox = Callback::new(move |()| {
         controls.update(|c| *c = c.sandbox_from(&c.lab_config()));
     });
-    let is_memory = move || experiment() == "memory";
+    let go_to = Callback::new(move |id: &'static str| {
+        typo.set(None);
+        controls.update(|c| *c = c.with_experiment(id));
+    });
+    let is_memory = move || controls.with(|c| c.preset() == Some(ScenarioId::Memory));
     let first_step = move || signals.first_step_ms.get().map(|ms| format!("{ms:.0}"));
 
     view! {
         <section class="lab" class:lab-no-side=hide_settings class:lab-embedded=embedded data-testid="lab" data-first-step-ms=first_step data-steps=steps>
-            {if embedded {
-                // One line in a course page: the experiments as a list box.
-                let choices = texts::experiment_ids()
-                    .into_iter()
-                    .map(|id| view! { <option value=id selected=move || experiment() == id>{msg(&texts::title(id))}</option> })
-                    .collect_view();
-                view! {
-                    <p class="scenario-select" hidden=hide_menu>
-                        <label for="scenario-select">{tr("scenario-select-label")}</label>
-                        <select id="scenario-select" data-testid="scenario-select" on:change=move |ev| {
-                            let id = event_target_value(&ev);
-                            typo.set(None);
-                            controls.update(|c| *c = c.with_experiment(&id));
-                        }>{choices}</select>
-                    </p>
-                }.into_any()
-            } else {
-                view! { <nav aria-label=tr("scenarios-nav") hidden=hide_menu><ul class="scenario-menu">{menu}</ul></nav> }.into_any()
-            }}
+            <ExperimentMenu controls=controls typo=typo opened_with=options.controls.clone() embedded=embedded
+                hidden=hides.run(Section::Menu) />
             {(!embedded).then(|| view! {
-                <Introduction start_course=Callback::new(move |()| {
-                    typo.set(None);
-                    controls.update(|c| *c = c.with_experiment(gradlab_sim::scenario::SCENARIO_IDS[0]));
-                }) />
+                <Introduction start_course=Callback::new(move |()| go_to.run(ScenarioId::ALL[0].id())) />
             })}
-            <header class="experiment">
-                <h2 data-testid="scenario-title">{move || msg(&texts::title(&experiment()))}</h2>
-                {if embedded {
-                    view! {
-                        <details class="about" hidden=hide_explanation>
-                            <summary>{tr("embed-about")}</summary>
-                            <p class="lead">{move || msg(&texts::explanation(&experiment()))}</p>
-                        </details>
-                    }.into_any()
-                } else {
-                    // Before the prediction: what the experiment sets up, not what it shows.
-                    view! { <p class="lead" data-testid="explanation" data-answer-open=move || answer_open().to_string()>
-                        {move || msg(&if answer_open() { texts::explanation(&experiment()) } else { texts::setup(&experiment()) })}
-                    </p> }.into_any()
-                }}
-                <p class="notice-line" data-testid="what-to-notice">
-                    {move || if answer_open() {
-                        msg(&config.with(|c| texts::what_to_notice(&experiment(), c.as_ref())))
-                    } else {
-                        tr("course-predict-first")
-                    }}
-                </p>
-            </header>
+            <ExperimentHeader experiment=experiment answer_open=answer_open config=config embedded=embedded
+                hide_explanation=hides.run(Section::Explanation) />
             // The presets as a course (not in an embed, which shows one experiment).
             {(!embedded).then(|| view! {
-                <CoursePanel store=course experiment=Signal::derive(experiment) view=signals.view steps=shown_steps.into()
-                    go_to=Callback::new(move |id: &'static str| {
-                        typo.set(None);
-                        controls.update(|c| *c = c.with_experiment(id));
-                    }) />
+                <CoursePanel store=course experiment=experiment view=signals.view steps=shown_steps.into() go_to=go_to />
             })}
             <EngineBadgeView engine=signals.engine cpu_in_worker=signals.cpu_in_worker />
             <p class="notice" role="status" data-testid="engine-notice"
                 hidden=move || signals.engine_notice.with(Option::is_none)>
                 {move || signals.engine_notice.get().map(|m| msg(&m))}
             </p>
-            <div class="transport" role="group" aria-label=tr("transport-label")>
-                <button type="button" class="primary" data-testid="play" on:click=play_pause
-                    disabled=move || !can_train()>
-                    {move || if running() { tr("button-pause") } else { tr("button-play") }}
-                </button>
-                <button type="button" data-testid="step" on:click=move |_| send(Command::Step)
-                    disabled=move || !can_train() || running()>{tr("button-step")}</button>
-                <button type="button" data-testid="reset" disabled=move || !valid()
-                    on:click=move |_| {
-                        if let Some(config) = config.get_untracked() {
-                            let labels = texts::run_labels(&controls.with_untracked(|c| c.scenario.clone()), &config)
-                                .iter().map(msg).collect();
-                            send(Command::Reset { config, labels });
-                        }
-                    }>{tr("button-reset")}</button>
-                // Embedded, the step-through opens from here and its panel shows only while open.
-                {(embedded && !hide_step_through).then(|| view! {
-                    <StepThroughToggle open=step_through_open send=Callback::new(send) can_train=Signal::derive(can_train) short=true />
-                })}
-                <span class="step-counter" data-testid="step-counter">{move || format!("{} / {MAX_LAB_STEPS}", steps())}</span>
-            </div>
+            <TransportBar signals=signals send=send can_train=can_train valid=valid reset=reset
+                step_through_toggle=(embedded && !hide_step_through).then_some(step_through_open) />
             <p class="muted" data-testid="play-gate" hidden=answer_open>{tr("course-play-after-predicting")}</p>
             // An embed shows its table right below; the full page's table is below the fold.
             {(!embedded).then(|| view! { <LiveSummary view=signals.view /> })}
-            <p class="status" role="status" aria-live="polite" data-testid="status" hidden=move || !answer_open()
+            <p class="status" role="status" aria-live="polite" data-testid="status" hidden=move || !answer_open.get()
                 data-transport=move || transport.with(Transport::kind)
                 data-working=move || working.get().to_string()
                 data-held-at-step=move || signals.held_at_step.get().map(|step| step.to_string())>{status}</p>
             <p class="field-error" role="alert" hidden=valid>{tr("controls-invalid")}</p>
             <div class="lab-grid">
                 <div class="lab-main">
-                    <div hidden=hide_table><ResultsTable view=signals.view inspected=inspected embedded=embedded /></div>
+                    <div hidden=hides.run(Section::Table)><ResultsTable view=signals.view inspected=inspected embedded=embedded /></div>
                     <HistoryScrubber inspect=inspect last_step=last_step />
                     // Closed until opened, so an embed stays compact; `hide=step-through` drops it.
                     {(!hide_step_through).then(|| view! {
-                        <StepThroughPanel view=signals.view send=Callback::new(send) can_train=Signal::derive(can_train)
+                        <StepThroughPanel view=signals.view send=send can_train=can_train
                             open=step_through_open compact=embedded blocked=train_blocked />
                     })}
                     <RunningStats view=signals.view inspected=inspected />
-                    <div hidden=move || !is_memory() || !answer_open()>
+                    <div hidden=move || !is_memory() || !answer_open.get()>
                         <MemoryBars view=signals.view in_worker=signals.cpu_in_worker controls=controls typo=typo
                             locked=locked_controls.contains(&Control::MemoryBudget)
                             hidden=hidden_controls.contains(&Control::MemoryBudget) />
                         <p><a data-testid="plan-link" href=super::i18n::link(Route::Plan.href())>{tr("memory-plan-link")}</a></p>
                     </div>
-                    <div class="run-toggles" role="group" aria-labelledby="run-toggles-title" data-testid="run-toggles">
-                        <h3 id="run-toggles-title" class="run-toggles-title">{tr("charts-runs-shown")}</h3>
-                        <ul>{run_toggles}</ul>
-                    </div>
-                    <div class="charts">{charts}</div>
-                    {more_charts}
+                    <ChartsArea signals=signals controls=controls experiment=experiment hides=hides embedded=embedded
+                        resized=resized set_resized=set_resized inspect=inspect last_step=last_step />
                     <p><button type="button" data-testid="download-csv" on:click=download_csv
                         disabled=move || steps() == 0>{tr("download-csv")}</button></p>
-                    // Embedded, the boundaries start folded so the iframe stays compact; one
-                    // click shows them.
-                    <details class="boundaries" open=!embedded hidden=hide_boundaries
-                        on:toggle=move |_| set_resized.update(|n| *n += 1)>
-                        <summary><h3 id="boundaries-title">{move || msg(&Msg::new("charts-boundaries").arg("step", boundary_step()))}</h3></summary>
-                        <p class="muted" data-testid="boundary-snapshot" hidden=move || inspected.get().is_none()>{boundary_note}</p>
-                        <div class="boundary-grid" data-testid="boundaries">{boundaries}</div>
-                    </details>
+                    <BoundariesPanel signals=signals inspected=inspected embedded=embedded
+                        hidden=hides.run(Section::Boundaries) resized=resized set_resized=set_resized />
                 </div>
                 <aside class="lab-side" hidden=hide_settings>
                     // Embedded, the settings start folded (a preset fixes most of them anyway).
@@ -770,4 +536,41 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// Inside an LMS the Lab is a SCO: incomplete at launch (an earlier completion is never undone),
+/// completed once an experiment has been experienced. Embedded or in an LMS, an experiment
+/// trained far enough is reported once, with the time it took.
+fn report_experiences(experiment: Signal<String>, shown_steps: Signal<u64>) {
+    let lms = super::scorm::version();
+    if let Some(version) = lms {
+        let status = super::scorm::get(version.completion_element()).unwrap_or_default();
+        let (elements, finished) = data_model::lab_launch(version, &status);
+        super::scorm::save(&elements, finished);
+    }
+    let log = StoredValue::new(ExperienceLog::new(browser::now_ms()));
+    Effect::new(move |_| {
+        let id = experiment.get();
+        let steps = shown_steps.get();
+        if !(super::embed::is_active() || lms.is_some()) {
+            return;
+        }
+        let Some(seconds) = log
+            .try_update_value(|l| l.observe(&id, steps, browser::now_ms()))
+            .flatten()
+        else {
+            return;
+        };
+        if let Some(version) = lms {
+            super::scorm::save(&data_model::lab_elements(version, true), true);
+        }
+        let language = super::i18n::language().tag();
+        super::embed::report(&experienced_scenario(
+            &id,
+            &msg(&texts::title(&id)),
+            language,
+            steps,
+            seconds,
+        ));
+    });
 }

@@ -11,7 +11,7 @@ use super::super::i18n::{msg, num, tr};
 use super::engine_loop::Command;
 use gradlab_i18n::Msg;
 use gradlab_lab_state::session::{format_bytes, LabView};
-use gradlab_lab_state::step_through::{highlighted, loss_weight, training_loop, Activity, StepThrough};
+use gradlab_lab_state::step_through::{heatmap_scale, highlighted, loss_weight, training_loop, Activity, StepThrough};
 use gradlab_sim::trace::{NormStats, StepTrace};
 
 /// Pause between phases when they play by themselves.
@@ -96,16 +96,8 @@ pub fn StepThroughPanel(
     // its phase.
     Effect::new(move |_| {
         let next = view.with(replay_of);
-        let same = replay.with_untracked(|current| match (current, &next) {
-            (Some(current), Some(next)) => current.step() == next.step() && current.len() == next.len(),
-            (None, None) => true,
-            _ => false,
-        });
-        if !same {
-            replay.update(|current| match (current.as_mut(), next) {
-                (Some(current), Some(next)) => current.follow(next),
-                (_, next) => *current = next,
-            });
+        if let Some(replaced) = replay.with_untracked(|current| StepThrough::replacing(current.as_ref(), next)) {
+            replay.set(replaced);
         }
     });
     // Closing stops phases that play by themselves.
@@ -175,6 +167,60 @@ pub fn StepThroughPanel(
         })
     };
 
+    let memory = move || {
+        let r = replay.get()?;
+        let series: Vec<(usize, Vec<usize>)> = view.with(|v| {
+            v.runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, run)| run.trace.as_ref().map(|t| (i, r.memory_timeline(t))))
+                .collect()
+        });
+        Some(view! { <MemoryTimeline series=series current=r.index() phases=r.len() /> })
+    };
+
+    view! {
+        <section class="step-through-section" aria-labelledby="step-through-title" hidden=move || compact && !open.get()>
+            <h3 id="step-through-title">{tr("step-title")}</h3>
+            <p class="muted">{tr("step-intro")}</p>
+            {(!compact).then(|| view! { <StepThroughToggle open=open send=send can_train=can_train /> })}
+            <p class="muted" data-testid="step-through-why" hidden=move || open.get() || blocked.with(Option::is_none)>
+                {move || blocked.get()}
+            </p>
+            <div id="step-through" class="step-through" data-testid="step-through" hidden=move || !open.get()
+                data-step=move || replay.with(|r| r.as_ref().map(|r| r.step().to_string()))
+                data-phase-index=move || replay.with(|r| r.as_ref().map(|r| r.index().to_string()))>
+                <div class="phase-controls" role="group" aria-label=tr("step-controls")>
+                    <button type="button" data-testid="phase-previous" disabled=at_start
+                        on:click=move |_| { playing.set(false); move_phase(false) }>{tr("step-previous")}</button>
+                    <button type="button" class="primary" data-testid="phase-next" disabled=at_end
+                        on:click=move |_| { playing.set(false); move_phase(true) }>{tr("step-next")}</button>
+                    <button type="button" data-testid="phase-play" aria-pressed=move || playing.get().to_string()
+                        disabled=move || replay.with(Option::is_none) on:click=play_phases>
+                        {move || if playing.get() { tr("step-play-stop") } else { tr("step-play") }}
+                    </button>
+                    <button type="button" data-testid="phase-next-step" disabled=move || !can_train.get()
+                        on:click=next_step>{tr("step-next-step")}</button>
+                </div>
+                <p class="phase-line" role="status" aria-live="polite" data-testid="phase-name">
+                    <span class="muted">{step_line}</span>" "{phase_line}
+                </p>
+                <StepTable view=view replay=replay selected=selected />
+                {memory}
+                <StepDetail view=view replay=replay selected=selected />
+            </div>
+        </section>
+    }
+}
+
+/// Where each run stands at the replay's phase: what it is doing, what its buffer holds, the
+/// micro-batch's loss weight, and how far the partial sum is from the full batch's gradient.
+#[component]
+fn StepTable(
+    view: RwSignal<LabView>,
+    replay: RwSignal<Option<StepThrough>>,
+    selected: RwSignal<usize>,
+) -> impl IntoView {
     let rows = move || {
         let Some(r) = replay.get() else {
             return Vec::new();
@@ -215,6 +261,35 @@ pub fn StepThroughPanel(
         })
     };
 
+    view! {
+        <div class="table-scroll" tabindex="0" role="region" aria-label=tr("step-table-caption")>
+            <table class="step-table">
+                <caption class="visually-hidden">{tr("step-table-caption")}</caption>
+                <thead><tr>
+                    <th scope="col">{tr("results-run")}</th>
+                    <th scope="col">{tr("step-col-doing")}</th>
+                    <th scope="col">{tr("step-col-accumulated")}</th>
+                    <th scope="col">{tr("step-col-weight")}</th>
+                    <th scope="col">{tr("step-col-ratio")}</th>
+                    <th scope="col">{tr("step-col-error")}</th>
+                    <th scope="col">{tr("step-col-cosine")}</th>
+                    <th scope="col">{tr("step-col-memory")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// One run in detail at the replay's phase: its training loop with the line running, its
+/// micro-batch's points, the first layer's gradient against the full batch's, and BatchNorm's
+/// statistics where it has them.
+#[component]
+fn StepDetail(
+    view: RwSignal<LabView>,
+    replay: RwSignal<Option<StepThrough>>,
+    selected: RwSignal<usize>,
+) -> impl IntoView {
     let run_choices = move || {
         view.with(|v| {
             v.runs
@@ -273,15 +348,7 @@ pub fn StepThroughPanel(
         let fan_in = trace.first_layer_fan_in;
         let empty = vec![0.0; trace.full_batch_first_layer.len()];
         let partial = at.partial.map_or(empty, |p| p.first_layer.clone());
-        // A few large entries would leave every other cell white: the colour scale is the
-        // 90th percentile of the full-batch gradient's magnitudes (larger cells saturate).
-        let mut magnitudes: Vec<f64> = trace.full_batch_first_layer.iter().map(|v| v.abs()).collect();
-        magnitudes.sort_by(f64::total_cmp);
-        let scale = magnitudes
-            .get(magnitudes.len() * 9 / 10)
-            .copied()
-            .unwrap_or(0.0)
-            .max(f64::MIN_POSITIVE);
+        let scale = heatmap_scale(&trace.full_batch_first_layer);
         Some(view! {
             <div class="heatmaps">
                 <Heatmap values=partial fan_in=fan_in scale=scale title=tr("step-heatmap-accumulated") />
@@ -308,76 +375,20 @@ pub fn StepThroughPanel(
         let used = trace.micro_batches.get(k)?.batch_norm.clone()?;
         Some(view! { <BatchNormTable used=used full=full k=k /> })
     };
-    let memory = move || {
-        let r = replay.get()?;
-        let series: Vec<(usize, Vec<usize>)> = view.with(|v| {
-            v.runs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, run)| run.trace.as_ref().map(|t| (i, r.memory_timeline(t))))
-                .collect()
-        });
-        Some(view! { <MemoryTimeline series=series current=r.index() phases=r.len() /> })
-    };
-
     view! {
-        <section class="step-through-section" aria-labelledby="step-through-title" hidden=move || compact && !open.get()>
-            <h3 id="step-through-title">{tr("step-title")}</h3>
-            <p class="muted">{tr("step-intro")}</p>
-            {(!compact).then(|| view! { <StepThroughToggle open=open send=send can_train=can_train /> })}
-            <p class="muted" data-testid="step-through-why" hidden=move || open.get() || blocked.with(Option::is_none)>
-                {move || blocked.get()}
+        <div class="step-detail">
+            <p>
+                <label for="step-run">{tr("step-run-label")}</label>" "
+                <select id="step-run" data-testid="step-run" on:change=move |ev| {
+                    if let Ok(i) = event_target_value(&ev).parse() {
+                        selected.set(i);
+                    }
+                }>{run_choices}</select>
             </p>
-            <div id="step-through" class="step-through" data-testid="step-through" hidden=move || !open.get()
-                data-step=move || replay.with(|r| r.as_ref().map(|r| r.step().to_string()))
-                data-phase-index=move || replay.with(|r| r.as_ref().map(|r| r.index().to_string()))>
-                <div class="phase-controls" role="group" aria-label=tr("step-controls")>
-                    <button type="button" data-testid="phase-previous" disabled=at_start
-                        on:click=move |_| { playing.set(false); move_phase(false) }>{tr("step-previous")}</button>
-                    <button type="button" class="primary" data-testid="phase-next" disabled=at_end
-                        on:click=move |_| { playing.set(false); move_phase(true) }>{tr("step-next")}</button>
-                    <button type="button" data-testid="phase-play" aria-pressed=move || playing.get().to_string()
-                        disabled=move || replay.with(Option::is_none) on:click=play_phases>
-                        {move || if playing.get() { tr("step-play-stop") } else { tr("step-play") }}
-                    </button>
-                    <button type="button" data-testid="phase-next-step" disabled=move || !can_train.get()
-                        on:click=next_step>{tr("step-next-step")}</button>
-                </div>
-                <p class="phase-line" role="status" aria-live="polite" data-testid="phase-name">
-                    <span class="muted">{step_line}</span>" "{phase_line}
-                </p>
-                <div class="table-scroll" tabindex="0" role="region" aria-label=tr("step-table-caption")>
-                    <table class="step-table">
-                        <caption class="visually-hidden">{tr("step-table-caption")}</caption>
-                        <thead><tr>
-                            <th scope="col">{tr("results-run")}</th>
-                            <th scope="col">{tr("step-col-doing")}</th>
-                            <th scope="col">{tr("step-col-accumulated")}</th>
-                            <th scope="col">{tr("step-col-weight")}</th>
-                            <th scope="col">{tr("step-col-ratio")}</th>
-                            <th scope="col">{tr("step-col-error")}</th>
-                            <th scope="col">{tr("step-col-cosine")}</th>
-                            <th scope="col">{tr("step-col-memory")}</th>
-                        </tr></thead>
-                        <tbody>{rows}</tbody>
-                    </table>
-                </div>
-                {memory}
-                <div class="step-detail">
-                    <p>
-                        <label for="step-run">{tr("step-run-label")}</label>" "
-                        <select id="step-run" data-testid="step-run" on:change=move |ev| {
-                            if let Ok(i) = event_target_value(&ev).parse() {
-                                selected.set(i);
-                            }
-                        }>{run_choices}</select>
-                    </p>
-                    {code}
-                    <div class="step-figures">{data_plot}{heatmaps}</div>
-                    {batch_norm}
-                </div>
-            </div>
-        </section>
+            {code}
+            <div class="step-figures">{data_plot}{heatmaps}</div>
+            {batch_norm}
+        </div>
     }
 }
 
