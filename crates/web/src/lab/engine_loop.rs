@@ -407,6 +407,7 @@ pub async fn run(
                 });
             }
             view_behind = false;
+            signals.working.set(false);
             match commands.recv().await {
                 Ok(command) => Some(command),
                 Err(_) => return,
@@ -565,7 +566,10 @@ pub async fn run(
         let Some(engine) = trainer.as_mut() else {
             continue;
         };
-        signals.working.set(false);
+        // The step is done, but while the view lags behind the engine (playing, between view
+        // updates) the numbers shown will still change: a Pause that arrives now is settled only
+        // once the idle loop has shown the engine's step (below, where the loop waits).
+        signals.working.set(view_behind);
         if signals.first_step_ms.get_untracked().is_none() {
             signals.first_step_ms.set(Some(browser::now_ms()));
         }
