@@ -54,6 +54,14 @@ pub struct IssuedCertificate {
     pub attempt_id: Option<String>,
 }
 
+impl IssuedCertificate {
+    /// Whether it was issued for the attempt `attempt_id` (one attempt, one certificate); a
+    /// certificate kept without an attempt belongs to none.
+    pub fn is_for_attempt(&self, attempt_id: Option<&str>) -> bool {
+        self.attempt_id.is_some() && self.attempt_id.as_deref() == attempt_id
+    }
+}
+
 pub fn storage_key(quiz_version: u8) -> String {
     format!("gradlab.certificate.v{quiz_version}")
 }
@@ -790,5 +798,19 @@ mod tests {
         assert_eq!(date.long(Language::English), "6 December 2026");
         assert_eq!(date.long(Language::Spanish), "6 de diciembre de 2026");
         assert_eq!(date.iso(), "2026-12-06", "IDs and credentials keep ISO 8601");
+    }
+
+    #[test]
+    fn a_kept_certificate_belongs_only_to_its_own_attempt() {
+        let kept = |attempt_id: Option<&str>| IssuedCertificate {
+            name: "Ada".into(),
+            id: "X".into(),
+            credential: None,
+            attempt_id: attempt_id.map(str::to_string),
+        };
+        assert!(kept(Some("a")).is_for_attempt(Some("a")));
+        assert!(!kept(Some("a")).is_for_attempt(Some("b")));
+        assert!(!kept(Some("a")).is_for_attempt(None));
+        assert!(!kept(None).is_for_attempt(None));
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::attempt::Answer;
+use super::certificate::{normalize_name, Certificate, CertificateError, IssuedCertificate};
 use gradlab_i18n::{Language, Msg};
 
 /// The path of the issuance route, relative to the app's directory.
@@ -177,6 +178,73 @@ impl Outcome {
     pub fn offers_integrity_only(&self) -> bool {
         matches!(self, Outcome::Unreachable { .. })
     }
+
+    /// The outcome's name in the page (`data-kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Issued(_) => "issued",
+            Outcome::NotPassed { .. } => "not-passed",
+            Outcome::Refused { .. } => "refused",
+            Outcome::RateLimited { .. } => "rate-limited",
+            Outcome::Unreachable { .. } => "unreachable",
+        }
+    }
+}
+
+/// Where a request for a signed certificate stands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Issuing {
+    #[default]
+    Idle,
+    Busy,
+    /// The issuer refused, or none answered; the page says why and what can be done.
+    Failed(Outcome),
+}
+
+impl Issuing {
+    /// Whether a request is under way (no second one is sent meanwhile).
+    pub fn is_busy(&self) -> bool {
+        *self == Issuing::Busy
+    }
+
+    /// The reply came: a signed credential is handed back (and the request is over); any other
+    /// outcome stays for the page to explain.
+    pub fn settle(&mut self, outcome: Outcome) -> Option<Issued> {
+        match outcome {
+            Outcome::Issued(issued) => {
+                *self = Issuing::Idle;
+                Some(issued)
+            }
+            other => {
+                *self = Issuing::Failed(other);
+                None
+            }
+        }
+    }
+}
+
+/// The certificate kept for the attempt `attempt_id` once the issuer signed it; `name` is the
+/// one its credential carries.
+pub fn keep_signed(issued: Issued, name: String, attempt_id: Option<String>) -> IssuedCertificate {
+    IssuedCertificate {
+        name,
+        id: issued.id,
+        credential: Some(issued.credential),
+        attempt_id,
+    }
+}
+
+/// The app's own format-1 certificate, integrity only (for when no issuer can be reached).
+pub fn integrity_only(
+    certificate: &Certificate,
+    attempt_id: Option<String>,
+) -> Result<IssuedCertificate, CertificateError> {
+    Ok(IssuedCertificate {
+        id: certificate.id()?,
+        name: normalize_name(&certificate.name),
+        credential: None,
+        attempt_id,
+    })
 }
 
 #[cfg(test)]
@@ -365,5 +433,67 @@ mod tests {
                 assert!(localizer.has(&message.id), "{} in {}", message.id, language.tag());
             }
         }
+    }
+
+    #[test]
+    fn every_outcome_has_its_own_kind() {
+        let outcomes = [
+            Outcome::from_reply(reply(201, r#"{"id":"A","credential":{}}"#)),
+            Outcome::from_reply(reply(422, r#"{"code":"not-passed"}"#)),
+            Outcome::from_reply(reply(400, r#"{"code":"bad","detail":"no"}"#)),
+            Outcome::from_reply(reply(429, "")),
+            Outcome::from_reply(Err("offline".into())),
+        ];
+        let kinds: Vec<&str> = outcomes.iter().map(Outcome::kind).collect();
+        assert_eq!(
+            kinds,
+            ["issued", "not-passed", "refused", "rate-limited", "unreachable"]
+        );
+    }
+
+    #[test]
+    fn issuing_ends_idle_with_a_credential_and_keeps_a_failure_to_explain() {
+        let mut issuing = Issuing::Busy;
+        assert!(issuing.is_busy());
+        let failed = Outcome::from_reply(Err("offline".into()));
+        assert_eq!(issuing.settle(failed.clone()), None);
+        assert_eq!(issuing, Issuing::Failed(failed));
+        assert!(!issuing.is_busy());
+        let issued = issuing
+            .settle(Outcome::from_reply(reply(201, r#"{"id":"A","credential":{"k":1}}"#)))
+            .unwrap();
+        assert_eq!(issuing, Issuing::Idle);
+        let kept = keep_signed(issued, "Ada".into(), Some("attempt".into()));
+        assert_eq!(kept.id, "A");
+        assert_eq!(kept.credential, Some(json!({"k": 1})));
+        assert_eq!(
+            (kept.name.as_str(), kept.attempt_id.as_deref()),
+            ("Ada", Some("attempt"))
+        );
+    }
+
+    #[test]
+    fn an_integrity_only_certificate_has_a_checked_id_and_the_normalized_name() {
+        use super::super::certificate::{verify, CivilDate};
+        let certificate = Certificate {
+            name: "  Ada   Lovelace ".into(),
+            score_percent: 90,
+            date: CivilDate {
+                year: 2026,
+                month: 3,
+                day: 1,
+            },
+            quiz_version: 1,
+        };
+        let kept = integrity_only(&certificate, Some("attempt".into())).unwrap();
+        assert_eq!(kept.name, "Ada Lovelace");
+        assert_eq!(kept.id, certificate.id().unwrap());
+        assert!(verify(&kept.id, "Ada Lovelace", certificate.date).is_ok());
+        assert_eq!((kept.credential, kept.attempt_id.as_deref()), (None, Some("attempt")));
+        let nameless = Certificate {
+            name: " ".into(),
+            ..certificate
+        };
+        assert!(integrity_only(&nameless, None).is_err());
     }
 }

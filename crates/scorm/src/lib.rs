@@ -4,6 +4,7 @@
 //! The web layer only finds the LMS's API object and passes these values through it.
 
 pub mod data_model;
+pub mod lms_quiz;
 pub mod suspend;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -1,0 +1,409 @@
+//! The quiz page's decisions, without the browser: where an attempt opens, the inputs shown
+//! for a question and the answer they make, and what saving merges from another tab.
+
+use gradlab_i18n::Msg;
+
+use super::attempt::{Answer, Attempt, Feedback};
+use super::bank::{QuestionBank, QuestionKind};
+
+/// What saved progress gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restored {
+    /// Nothing saved: a new attempt.
+    Nothing,
+    Attempt(Attempt),
+    /// The save could not be read: it is kept aside, and `reason` says why.
+    Unreadable {
+        reason: Msg,
+    },
+}
+
+impl Restored {
+    /// Progress saved in this browser (`Attempt::save`), if any.
+    pub fn from_local(bank: &QuestionBank, saved: Option<&str>) -> Self {
+        match saved.map(|text| Attempt::restore(bank, text)) {
+            None => Restored::Nothing,
+            Some(Ok(attempt)) => Restored::Attempt(attempt),
+            Some(Err(error)) => Restored::Unreadable {
+                reason: error.message(),
+            },
+        }
+    }
+}
+
+/// What the page says about a save it could not read: `reason` (already worded) and the key
+/// it is kept under, or that it could not be kept.
+pub fn restore_notice(reason: &str, kept_under: Result<String, Msg>) -> Msg {
+    match kept_under {
+        Ok(backup) => Msg::new("quiz-restore-kept").arg("reason", reason).arg("key", backup),
+        Err(_) => Msg::new("quiz-restore-lost").arg("reason", reason),
+    }
+}
+
+/// Where the page opens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opening {
+    /// The attempt, at the question a link asked for.
+    pub attempt: Attempt,
+    /// A link named a question of the bank (it is now where the learner is).
+    pub linked: bool,
+    /// Why the save could not be read (the page keeps it aside and says so).
+    pub unreadable: Option<Msg>,
+    /// A link named no question of the bank: what the page says.
+    pub unknown_question: Option<Msg>,
+}
+
+impl Opening {
+    /// The restored attempt (or a new one with `seed` and `attempt_id`), opened at the question
+    /// `question` names. A restored attempt from before attempts had IDs gets `attempt_id`.
+    pub fn new(
+        bank: &QuestionBank,
+        restored: Restored,
+        question: Option<&str>,
+        seed: u64,
+        attempt_id: Option<String>,
+    ) -> Self {
+        let fresh = |id| Attempt::new(bank, seed).with_attempt_id(id);
+        let (mut attempt, unreadable) = match restored {
+            Restored::Nothing => (fresh(attempt_id), None),
+            Restored::Attempt(attempt) if attempt.attempt_id.is_some() => (attempt, None),
+            Restored::Attempt(attempt) => (attempt.with_attempt_id(attempt_id), None),
+            Restored::Unreadable { reason } => (fresh(attempt_id), Some(reason)),
+        };
+        let mut linked = false;
+        let unknown_question = question.and_then(|id| match bank.index_of(id) {
+            Some(index) => {
+                attempt.current = index;
+                linked = true;
+                None
+            }
+            None => Some(Msg::new("quiz-unknown-question").quoted("value", id)),
+        });
+        Opening {
+            attempt,
+            linked,
+            unreadable,
+            unknown_question,
+        }
+    }
+
+    /// Outside an LMS, whether the page saves at once: a new attempt (nothing `saved_before`),
+    /// so that a second tab opened now continues it, or a linked question, which becomes where
+    /// the learner is.
+    pub fn saves_locally_at_once(&self, saved_before: bool) -> bool {
+        self.linked || !saved_before
+    }
+}
+
+/// The inputs of a question as the learner left them: the options chosen (bank indices) and
+/// the number typed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Inputs {
+    pub selection: Vec<usize>,
+    pub number: Option<f64>,
+}
+
+impl Inputs {
+    /// An answered question shows the answer its feedback explains, a new one empty inputs.
+    pub fn showing(answer: Option<&Answer>) -> Self {
+        match answer {
+            Some(Answer::Single(i)) => Inputs {
+                selection: vec![*i],
+                number: None,
+            },
+            Some(Answer::Multiple(list)) => Inputs {
+                selection: list.clone(),
+                number: None,
+            },
+            Some(Answer::Numeric(x)) => Inputs {
+                selection: Vec::new(),
+                number: Some(*x),
+            },
+            None => Inputs::default(),
+        }
+    }
+}
+
+/// What the page shows at a question: its feedback (if answered) and its inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub feedback: Option<Feedback>,
+    pub inputs: Inputs,
+}
+
+impl Shown {
+    /// Question `index` of `attempt`; `revealed`: the learner asked to see its answer earlier.
+    pub fn at(bank: &QuestionBank, attempt: &Attempt, index: usize, revealed: bool) -> Self {
+        let feedback = attempt
+            .feedback_for(bank, index)
+            .map(|f| if revealed { f.revealed() } else { f });
+        Shown {
+            feedback,
+            inputs: Inputs::showing(attempt.shown_answer(bank, index)),
+        }
+    }
+}
+
+/// The answer the inputs make for a question of `kind`: `None` when no option is chosen for a
+/// single-choice question. A number may have a decimal comma; text that is none is NaN (which
+/// grading refuses with its own message).
+pub fn answer_from_inputs(kind: &QuestionKind, selection: &[usize], typed: &str) -> Option<Answer> {
+    match kind {
+        QuestionKind::Single { .. } => selection.first().copied().map(Answer::Single),
+        QuestionKind::Multiple { .. } => Some(Answer::Multiple(selection.to_vec())),
+        QuestionKind::Numeric { .. } => {
+            let text = typed.trim().replace(',', ".");
+            Some(Answer::Numeric(text.parse::<f64>().unwrap_or(f64::NAN)))
+        }
+    }
+}
+
+/// The options chosen after the learner clicks option `option`: a checkbox toggles, a radio
+/// button chooses only itself.
+pub fn toggle(selection: &mut Vec<usize>, option: usize, multiple: bool) {
+    if !multiple {
+        *selection = vec![option];
+    } else if let Some(p) = selection.iter().position(|&x| x == option) {
+        selection.remove(p);
+    } else {
+        selection.push(option);
+    }
+}
+
+/// An answer as the embed's host gets it (xAPI's response form: `[,]` between choices).
+pub fn response(answer: &Answer) -> String {
+    match answer {
+        Answer::Single(i) => i.to_string(),
+        Answer::Multiple(list) => list.iter().map(usize::to_string).collect::<Vec<_>>().join("[,]"),
+        Answer::Numeric(x) => x.to_string(),
+    }
+}
+
+/// What is in this browser's storage now, when it is the same attempt as `attempt` (another tab
+/// may have saved answers to it since): those answers are merged in before saving, never
+/// overwritten.
+pub fn same_attempt_saved(bank: &QuestionBank, attempt: &Attempt, stored: Option<&str>) -> Option<Attempt> {
+    stored
+        .and_then(|text| Attempt::restore(bank, text).ok())
+        .filter(|s| s.seed == attempt.seed)
+}
+
+/// What another tab's save did to this page's attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherTab {
+    /// Answers to the same attempt, merged in.
+    Merged,
+    /// A new attempt started there, which replaces this one (its answers are saved already).
+    Replaced,
+}
+
+impl OtherTab {
+    /// Another tab saved `stored`; the question shown here stays shown.
+    pub fn take(attempt: &mut Attempt, stored: Attempt) -> Self {
+        if attempt.seed == stored.seed {
+            attempt.merge_stored(&stored);
+            OtherTab::Merged
+        } else {
+            *attempt = Attempt {
+                current: attempt.current,
+                ..stored
+            };
+            OtherTab::Replaced
+        }
+    }
+
+    /// Whether the question shown gets the feedback and inputs the other tab's save gives it:
+    /// when it shows no feedback yet, or the attempt is another one.
+    pub fn refreshes_question(self, feedback_shown: bool) -> bool {
+        !feedback_shown || self == OtherTab::Replaced
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bank() -> QuestionBank {
+        QuestionBank::bundled().unwrap()
+    }
+
+    fn index_of_kind(bank: &QuestionBank, numeric: bool) -> usize {
+        bank.questions
+            .iter()
+            .position(|q| matches!(q.kind, QuestionKind::Numeric { .. }) == numeric)
+            .unwrap()
+    }
+
+    /// A wrong answer to question `i` (option or number), so the question stays unsolved.
+    fn some_answer(bank: &QuestionBank, i: usize) -> Answer {
+        match &bank.questions[i].kind {
+            QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| !o.correct).unwrap()),
+            QuestionKind::Multiple { options } => {
+                Answer::Multiple(vec![options.iter().position(|o| !o.correct).unwrap()])
+            }
+            QuestionKind::Numeric { answer, .. } => Answer::Numeric(answer + 1.0),
+        }
+    }
+
+    const ID: &str = "abcdefghijklmnop";
+
+    #[test]
+    fn nothing_saved_opens_a_new_attempt_with_the_given_seed_and_id() {
+        let b = bank();
+        let opening = Opening::new(&b, Restored::from_local(&b, None), None, 7, Some(ID.into()));
+        assert_eq!(opening.attempt.seed, 7);
+        assert_eq!(opening.attempt.attempt_id.as_deref(), Some(ID));
+        assert!(opening.attempt.progress.is_empty());
+        assert!(opening.saves_locally_at_once(false));
+        assert!(!opening.saves_locally_at_once(true));
+        assert_eq!(
+            (opening.linked, opening.unreadable, opening.unknown_question),
+            (false, None, None)
+        );
+    }
+
+    #[test]
+    fn a_save_is_restored_and_one_without_an_id_gets_one() {
+        let b = bank();
+        let mut saved = Attempt::new(&b, 3);
+        saved.answer(&b, 0, some_answer(&b, 0)).unwrap();
+        let opening = Opening::new(
+            &b,
+            Restored::from_local(&b, Some(&saved.save())),
+            None,
+            9,
+            Some(ID.into()),
+        );
+        assert_eq!(opening.attempt.seed, 3);
+        assert_eq!(opening.attempt.progress, saved.progress);
+        assert_eq!(opening.attempt.attempt_id.as_deref(), Some(ID));
+
+        let named = saved.with_attempt_id(Some("qrstuvwxyz012345".into()));
+        let opening = Opening::new(&b, Restored::Attempt(named), None, 9, Some(ID.into()));
+        assert_eq!(opening.attempt.attempt_id.as_deref(), Some("qrstuvwxyz012345"));
+    }
+
+    #[test]
+    fn an_unreadable_save_opens_a_new_attempt_and_says_why() {
+        let b = bank();
+        let restored = Restored::from_local(&b, Some("{not json"));
+        assert!(matches!(restored, Restored::Unreadable { .. }));
+        let opening = Opening::new(&b, restored, None, 5, Some(ID.into()));
+        assert_eq!(opening.attempt.seed, 5);
+        assert!(opening.attempt.progress.is_empty());
+        assert_eq!(opening.unreadable.unwrap().id, "quiz-restore-unreadable");
+    }
+
+    #[test]
+    fn a_link_opens_its_question_and_an_unknown_one_is_named() {
+        let b = bank();
+        let id = b.questions[3].id.clone();
+        let opening = Opening::new(&b, Restored::Nothing, Some(&id), 1, None);
+        assert_eq!(opening.attempt.current, 3);
+        assert!(opening.linked);
+        assert!(opening.saves_locally_at_once(true));
+
+        let opening = Opening::new(&b, Restored::Nothing, Some("no-such-question"), 1, None);
+        assert_eq!(opening.attempt.current, 0);
+        assert!(!opening.linked);
+        let notice = opening.unknown_question.unwrap();
+        assert_eq!(notice.id, "quiz-unknown-question");
+        assert!(notice.args[0].1.contains("no-such-question"));
+    }
+
+    #[test]
+    fn the_restore_notice_names_the_backup_key_or_says_it_is_lost() {
+        let kept = restore_notice("Broken", Ok("gradlab.quiz.v1.unreadable".into()));
+        assert_eq!(kept.id, "quiz-restore-kept");
+        assert!(kept.args.contains(&("key", "gradlab.quiz.v1.unreadable".into())));
+        let lost = restore_notice("Broken", Err(Msg::new("storage-save-failed")));
+        assert_eq!(lost.id, "quiz-restore-lost");
+        assert_eq!(lost.args, vec![("reason", "Broken".to_string())]);
+    }
+
+    #[test]
+    fn inputs_show_the_answer_given_and_make_it_again() {
+        let b = bank();
+        for (i, q) in b.questions.iter().enumerate() {
+            let answer = some_answer(&b, i);
+            let inputs = Inputs::showing(Some(&answer));
+            let typed = inputs
+                .number
+                .map(|x| x.to_string().replace('.', ","))
+                .unwrap_or_default();
+            assert_eq!(answer_from_inputs(&q.kind, &inputs.selection, &typed), Some(answer));
+        }
+        assert_eq!(Inputs::showing(None), Inputs::default());
+    }
+
+    #[test]
+    fn no_option_chosen_makes_no_single_answer_and_bad_text_is_nan() {
+        let b = bank();
+        let single = b
+            .questions
+            .iter()
+            .find(|q| matches!(q.kind, QuestionKind::Single { .. }))
+            .unwrap();
+        assert_eq!(answer_from_inputs(&single.kind, &[], ""), None);
+        let numeric = &b.questions[index_of_kind(&b, true)];
+        assert!(matches!(
+            answer_from_inputs(&numeric.kind, &[], " 0,5 "),
+            Some(Answer::Numeric(x)) if x == 0.5
+        ));
+        assert!(matches!(answer_from_inputs(&numeric.kind, &[], "half"), Some(Answer::Numeric(x)) if x.is_nan()));
+    }
+
+    #[test]
+    fn checkboxes_toggle_and_radio_buttons_replace() {
+        let mut chosen = vec![2];
+        toggle(&mut chosen, 0, true);
+        assert_eq!(chosen, [2, 0]);
+        toggle(&mut chosen, 2, true);
+        assert_eq!(chosen, [0]);
+        toggle(&mut chosen, 3, false);
+        assert_eq!(chosen, [3]);
+    }
+
+    #[test]
+    fn responses_use_the_hosts_separator() {
+        assert_eq!(response(&Answer::Single(2)), "2");
+        assert_eq!(response(&Answer::Multiple(vec![0, 3])), "0[,]3");
+        assert_eq!(response(&Answer::Numeric(0.25)), "0.25");
+    }
+
+    #[test]
+    fn shown_feedback_keeps_an_answer_revealed_on_request() {
+        let b = bank();
+        let mut attempt = Attempt::new(&b, 1);
+        let i = index_of_kind(&b, true);
+        attempt.answer(&b, i, some_answer(&b, i)).unwrap();
+        let hidden = Shown::at(&b, &attempt, i, false);
+        assert!(!hidden.feedback.as_ref().unwrap().answer_revealed);
+        assert_eq!(hidden.inputs, Inputs::showing(Some(&some_answer(&b, i))));
+        assert!(Shown::at(&b, &attempt, i, true).feedback.unwrap().answer_revealed);
+        let unanswered = Shown::at(&b, &attempt, i + 1, true);
+        assert_eq!((unanswered.feedback, unanswered.inputs), (None, Inputs::default()));
+    }
+
+    #[test]
+    fn another_tabs_answers_merge_and_its_new_attempt_replaces_this_one() {
+        let b = bank();
+        let mut here = Attempt::new(&b, 1);
+        here.current = 4;
+        let mut there = here.clone();
+        there.answer(&b, 0, some_answer(&b, 0)).unwrap();
+        assert_eq!(same_attempt_saved(&b, &here, Some(&there.save())), Some(there.clone()));
+        assert_eq!(OtherTab::take(&mut here, there.clone()), OtherTab::Merged);
+        assert_eq!(here.progress, there.progress);
+        assert!(!OtherTab::Merged.refreshes_question(true));
+        assert!(OtherTab::Merged.refreshes_question(false));
+
+        let other = Attempt::new(&b, 2);
+        assert_eq!(same_attempt_saved(&b, &here, Some(&other.save())), None);
+        assert_eq!(same_attempt_saved(&b, &here, Some("{broken")), None);
+        assert_eq!(OtherTab::take(&mut here, other), OtherTab::Replaced);
+        assert_eq!((here.seed, here.current), (2, 4));
+        assert!(here.progress.is_empty());
+        assert!(OtherTab::Replaced.refreshes_question(true));
+    }
+}
