@@ -327,12 +327,18 @@ pub fn step_label(value: f64) -> String {
     }
 }
 
+/// At most this many labels on a linear y axis: plotters puts its ticks at "nice" steps no closer
+/// than the range over this, which [`axis_label`] gives enough decimals to tell apart (with
+/// plotters' default of ten, ticks 0.05 apart read "0.8, 0.8" at one decimal).
+const Y_LABELS: usize = 6;
+
+/// A linear axis's tick label: as many decimals as tell ticks [`Y_LABELS`] to the range apart.
 pub fn axis_label(value: f64, (low, high): (f64, f64)) -> String {
     let largest = low.abs().max(high.abs());
     if largest >= 1e5 {
         return format!("{value:.2e}");
     }
-    let step = (high - low).abs() / 5.0;
+    let step = (high - low).abs() / Y_LABELS as f64;
     let decimals = if step > 0.0 && step.is_finite() {
         (-step.log10()).ceil().clamp(0.0, 6.0) as usize
     } else {
@@ -525,6 +531,7 @@ where
         ctx.configure_mesh()
             .x_desc(chart.x_label.as_str())
             .x_label_formatter(&|v| step_label(*v))
+            .y_labels(Y_LABELS)
             .y_label_formatter(&|v| with_decimal_comma(axis_label(*v, (y0, y1)), comma))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()?;
@@ -781,7 +788,11 @@ mod tests {
     #[test]
     fn flat_and_nearly_flat_series_get_distinct_ticks() {
         type Case = (Metric, fn(u64) -> StepRecord);
-        let cases: [Case; 4] = [
+        let cases: [Case; 6] = [
+            // A loss falling from 1.0 to 0.5 (ticks every 0.05 would read "0.8, 0.8" at one
+            // decimal), and a test accuracy climbing from 0.45 to 0.95.
+            (Metric::TrainLoss, |s| record(s, 1.0 - 0.5 * s as f64 / 29.0, None)),
+            (Metric::TrainLoss, |s| record(s, 0.45 + 0.5 * s as f64 / 29.0, None)),
             (Metric::GradCosine, |s| StepRecord {
                 grad_cosine: Some(1.0),
                 ..record(s, 1.0, None)
