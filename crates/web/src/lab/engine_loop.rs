@@ -235,9 +235,11 @@ async fn race_cpu(
     gpu_ms_per_step: f64,
     workers: &mut CpuWorkers,
 ) -> Result<(Verdict, Option<Trainer>), TrainError> {
-    let started = browser::now_ms();
     let deadline = GpuTrial::cpu_deadline_ms(gpu_ms_per_step, steps);
     let mut cpu = workers.trainer(config).await?;
+    // Timed from its first step, as WebGPU's trial is: building the lab (and starting the
+    // worker) is not training, and under load it took longer than the steps themselves.
+    let started = browser::now_ms();
     while cpu.steps_taken() < steps {
         cpu.advance(1, &|| true).await?;
         let elapsed = browser::now_ms() - started;
