@@ -263,14 +263,15 @@ pub fn timespan_12(seconds: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn bank() -> QuestionBank {
         QuestionBank::bundled().unwrap()
     }
 
-    fn right(kind: &QuestionKind) -> Answer {
+    /// The right answer to a question of kind `kind` (the other modules' tests use it too).
+    pub(crate) fn right(kind: &QuestionKind) -> Answer {
         match kind {
             QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| o.correct).unwrap()),
             QuestionKind::Multiple { options } => Answer::Multiple(

@@ -90,8 +90,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use gradlab_quiz::attempt::Answer;
-    use gradlab_quiz::bank::QuestionKind;
+    use crate::data_model::tests::right;
 
     fn bank() -> QuestionBank {
         QuestionBank::bundled().unwrap()
@@ -100,16 +99,6 @@ mod tests {
     fn lms(values: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let values: HashMap<String, String> = values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |element| values.get(element).cloned()
-    }
-
-    fn right(bank: &QuestionBank, i: usize) -> Answer {
-        match &bank.questions[i].kind {
-            QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| o.correct).unwrap()),
-            QuestionKind::Multiple { options } => {
-                Answer::Multiple((0..options.len()).filter(|&j| options[j].correct).collect())
-            }
-            QuestionKind::Numeric { answer, .. } => Answer::Numeric(*answer),
-        }
     }
 
     fn value<'a>(save: &'a LmsSave, name: &str) -> Option<&'a str> {
@@ -153,7 +142,7 @@ mod tests {
         let mut attempt = Attempt::new(&b, 1);
         assert!(!done.saves_on_open(&attempt));
         assert!(not_done.saves_on_open(&attempt));
-        attempt.answer(&b, 0, right(&b, 0)).unwrap();
+        attempt.answer(&b, 0, right(&b.questions[0].kind)).unwrap();
         assert!(done.saves_on_open(&attempt));
     }
 
@@ -162,14 +151,14 @@ mod tests {
         let b = bank();
         let quiz = LmsQuiz::read(ScormVersion::Scorm2004, &b, lms(&[]));
         let mut attempt = Attempt::new(&b, 1);
-        attempt.answer(&b, 0, right(&b, 0)).unwrap();
+        attempt.answer(&b, 0, right(&b.questions[0].kind)).unwrap();
         let save = quiz.save(&b, &attempt);
         assert!(!save.finished);
         assert_eq!(save.problem, None);
         let (restored, _) = restore(&b, lms(&[(SUSPEND_DATA, value(&save, SUSPEND_DATA).unwrap())]));
         assert!(matches!(restored, Restored::Attempt(a) if a.progress == attempt.progress));
         for i in 1..b.questions.len() {
-            attempt.answer(&b, i, right(&b, i)).unwrap();
+            attempt.answer(&b, i, right(&b.questions[i].kind)).unwrap();
         }
         let save = quiz.save(&b, &attempt);
         assert!(save.finished);
