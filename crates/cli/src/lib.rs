@@ -3,6 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 mod bench;
+mod gpt;
 mod issuer;
 mod output;
 mod package;
@@ -84,6 +85,9 @@ enum Command {
         /// Which engines to time.
         #[arg(long, value_enum, default_value_t = bench::Engines::All)]
         engines: bench::Engines,
+        /// Timed optimizer steps of the tiny GPT (0 leaves it out; CPU engine only).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=bench::MAX_STEPS))]
+        gpt_steps: u64,
     },
     /// Will it fit? The largest micro-batch and the accumulation steps for a model, a method
     /// and a device's memory, what each lever costs, and the configuration to paste.
@@ -157,13 +161,16 @@ struct Source {
 const DEFAULT_MEMORY_BUDGET_MIB: u64 = 2048;
 
 impl Source {
+    /// The tiny-GPT scenario `--scenario` names, if it names one.
+    fn gpt_scenario(&self) -> Option<gradlab_sim::gpt::scenario::GptScenario> {
+        self.scenario
+            .as_deref()
+            .and_then(gradlab_sim::gpt::scenario::GptScenario::by_id)
+    }
+
     fn load(&self) -> Result<LabConfig> {
         let config = match (&self.scenario, &self.config) {
-            (Some(id), None) => {
-                Scenario::by_id(id)
-                    .with_context(|| format!("known scenarios: {}", gradlab_sim::scenario::SCENARIO_IDS.join(", ")))?
-                    .config
-            }
+            (Some(id), None) => Scenario::by_id(id).with_context(known_scenarios)?.config,
             (None, Some(path)) => load_config_file(path)?,
             (None, None) => bail!("give --scenario ID or --config FILE (see `gradlab scenarios`)"),
             (Some(_), Some(_)) => bail!("give either --scenario or --config, not both"),
@@ -207,6 +214,13 @@ impl Source {
         }
         Ok(steps)
     }
+}
+
+fn known_scenarios() -> String {
+    let ids = gradlab_sim::scenario::SCENARIO_IDS
+        .iter()
+        .chain(&gradlab_sim::gpt::scenario::GPT_SCENARIO_IDS);
+    format!("known scenarios: {}", ids.copied().collect::<Vec<_>>().join(", "))
 }
 
 fn mib(bytes: u64) -> u64 {
@@ -287,7 +301,7 @@ fn excerpt(text: &str, offset: usize, chars: usize) -> String {
 }
 
 /// Progress on stderr: a rewritten line on a terminal, a line per tenth otherwise.
-struct Progress {
+pub(crate) struct Progress {
     total: u64,
     enabled: bool,
     terminal: bool,
@@ -368,10 +382,73 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Scenarios => output::scenarios(out)?,
         Command::Config { scenario } => {
-            let config = Scenario::by_id(&scenario)
-                .with_context(|| format!("known scenarios: {}", gradlab_sim::scenario::SCENARIO_IDS.join(", ")))?
-                .config;
+            let config = Scenario::by_id(&scenario).with_context(known_scenarios)?.config;
             writeln!(out, "{}", toml::to_string_pretty(&config)?)?;
+        }
+        Command::Run { source, format, every } if source.gpt_scenario().is_some() => {
+            let scenario = source.gpt_scenario().context("checked by the guard")?;
+            let steps = source.steps.unwrap_or(scenario.steps);
+            if steps == 0 || steps > gradlab_sim::lab::MAX_STEPS {
+                bail!(
+                    "--steps must be between 1 and {}, got {steps}",
+                    gradlab_sim::lab::MAX_STEPS
+                );
+            }
+            let print = match format {
+                Format::Table => gpt::Print::Table {
+                    every: every.unwrap_or((steps / 20).max(1)).max(1),
+                },
+                Format::Csv => gpt::Print::Csv,
+                Format::Json => gpt::Print::Json,
+            };
+            let progress = Progress::new(steps * scenario.parts.len() as u64, source.quiet);
+            let update = |done| progress.update(done);
+            match source.precision {
+                Precision::F32 => gpt::run::<f32>(&scenario, steps, print, &update, out)?,
+                Precision::F64 => gpt::run::<f64>(&scenario, steps, print, &update, out)?,
+            }
+        }
+        Command::Export { source, out: path } if source.gpt_scenario().is_some() => {
+            let scenario = source.gpt_scenario().context("checked by the guard")?;
+            // Every step holds each run's gradient and parameters (about 113k numbers each for
+            // the default model): a few steps are what a replay needs.
+            let steps = source.steps.unwrap_or(gpt::EXPORT_STEPS);
+            if steps == 0 || steps > gradlab_sim::lab::MAX_STEPS {
+                bail!(
+                    "--steps must be between 1 and {}, got {steps}",
+                    gradlab_sim::lab::MAX_STEPS
+                );
+            }
+            let progress = Progress::new(steps * scenario.parts.len() as u64, source.quiet);
+            let written = if path.as_os_str() == "-" {
+                gpt::export(&scenario, steps, source.precision == Precision::F64, out, &progress)?;
+                None
+            } else {
+                let file = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+                gpt::export(
+                    &scenario,
+                    steps,
+                    source.precision == Precision::F64,
+                    &mut std::io::BufWriter::new(file),
+                    &progress,
+                )
+                .with_context(|| format!("export to {} failed", path.display()))?;
+                Some(path)
+            };
+            if let Some(path) = written {
+                writeln!(
+                    out,
+                    "wrote {} ({} parts x {steps} steps)",
+                    path.display(),
+                    scenario.parts.len()
+                )?;
+            }
+        }
+        Command::Plot { source, .. } | Command::Memory { source } if source.gpt_scenario().is_some() => {
+            bail!(
+                "{}: plot and memory do not handle the tiny GPT yet; `gradlab run --scenario {0} --format json` writes its numbers",
+                source.scenario.as_deref().unwrap_or_default()
+            );
         }
         Command::Run { source, format, every } => {
             let (lab, steps) = trained_lab(&source)?;
@@ -421,7 +498,16 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
                 source.memory_budget_mib
             )?;
         }
-        Command::Bench { steps, engines } => bench::run(steps, engines, out)?,
+        Command::Bench {
+            steps,
+            engines,
+            gpt_steps,
+        } => {
+            bench::run(steps, engines, out)?;
+            if gpt_steps > 0 && engines != bench::Engines::Gpu {
+                gpt::bench(gpt_steps, out)?;
+            }
+        }
         Command::Plan(args) => {
             if !plan::run(&args, out)? {
                 anyhow::bail!("nothing fits this budget (what would fit is listed above)");

@@ -14,6 +14,11 @@ pub fn scenarios(out: &mut dyn Write) -> Result<()> {
     for s in Scenario::all() {
         writeln!(out, "{:<16} {}\n{:<16} {}", s.id, s.title, "", s.summary)?;
     }
+    for id in gradlab_sim::gpt::scenario::GPT_SCENARIO_IDS {
+        if let Some(s) = gradlab_sim::gpt::scenario::GptScenario::by_id(id) {
+            writeln!(out, "{:<16} {}\n{:<16} {}", s.id, s.title, "", s.summary)?;
+        }
+    }
     Ok(())
 }
 

@@ -17,7 +17,9 @@ use super::model::TensorInfo;
 use super::SimError;
 
 pub const EXPORT_SCHEMA: &str = "gradlab-export";
-pub const EXPORT_SCHEMA_VERSION: u32 = 3;
+/// 4: a `model` member says which model the document holds (`mlp`, or `gpt` with its own
+/// layout, written by [`crate::gpt::export`]).
+pub const EXPORT_SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -73,8 +75,8 @@ pub struct ExportRunResult {
     pub buffers: Vec<f64>,
 }
 
-/// Writes one `"key":value` member of the top-level object.
-fn member(out: &mut dyn Write, first: bool, key: &str, value: &impl Serialize) -> Result<(), ExportError> {
+/// Writes one `"key":value` member of an object (a comma first unless it is the first).
+pub(crate) fn member(out: &mut dyn Write, first: bool, key: &str, value: &impl Serialize) -> Result<(), ExportError> {
     if !first {
         out.write_all(b",")?;
     }
@@ -110,6 +112,7 @@ pub fn write_export<B: TrainingBackend>(
     out.write_all(b"{")?;
     member(out, true, "schema", &EXPORT_SCHEMA)?;
     member(out, false, "schema_version", &EXPORT_SCHEMA_VERSION)?;
+    member(out, false, "model", &"mlp")?;
     member(out, false, "engine", &engine)?;
     member(out, false, "config", lab.config())?;
     member(out, false, "dataset", lab.dataset())?;
@@ -180,6 +183,7 @@ mod tests {
         let doc = exported("norms", 3);
         assert_eq!(doc["schema"], EXPORT_SCHEMA);
         assert_eq!(doc["schema_version"], EXPORT_SCHEMA_VERSION);
+        assert_eq!(doc["model"], "mlp");
         let runs = doc["runs"].as_array().expect("runs");
         let steps = doc["steps"].as_array().expect("steps");
         assert_eq!(steps.len(), 3);

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod data;
 pub mod engine_memory;
 pub mod export;
+pub mod gpt;
 pub mod lab;
 pub mod metrics;
 pub mod model;

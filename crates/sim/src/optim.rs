@@ -160,6 +160,9 @@ pub struct OptimizerState<T: Real> {
     /// Adam's second moment.
     second: Vec<T>,
     steps_taken: u32,
+    /// Which parameters weight decay applies to; all when `None`. (nanoGPT decays its weight
+    /// matrices and embeddings, never biases or LayerNorm parameters.)
+    decayed: Option<Vec<bool>>,
 }
 
 impl<T: Real> OptimizerState<T> {
@@ -176,7 +179,14 @@ impl<T: Real> OptimizerState<T> {
             first,
             second,
             steps_taken: 0,
+            decayed: None,
         }
+    }
+
+    /// Weight decay only where `decayed` is true (one flag per parameter).
+    pub fn with_decay_mask(mut self, decayed: Vec<bool>) -> Self {
+        self.decayed = Some(decayed);
+        self
     }
 
     pub fn steps_taken(&self) -> u32 {
@@ -190,13 +200,25 @@ impl<T: Real> OptimizerState<T> {
         match self.spec {
             OptimizerSpec::Sgd { weight_decay } => {
                 let wd = T::from_f64(weight_decay);
-                for (p, &g) in params.iter_mut().zip(grads) {
+                let decayed = self.decayed.as_deref();
+                for (i, (p, &g)) in params.iter_mut().zip(grads).enumerate() {
+                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
+                        T::ZERO
+                    } else {
+                        wd
+                    };
                     *p -= lr * (g + wd * *p);
                 }
             }
             OptimizerSpec::Momentum { momentum, weight_decay } => {
                 let (mu, wd) = (T::from_f64(momentum), T::from_f64(weight_decay));
-                for ((p, &g), v) in params.iter_mut().zip(grads).zip(&mut self.first) {
+                let decayed = self.decayed.as_deref();
+                for (i, ((p, &g), v)) in params.iter_mut().zip(grads).zip(&mut self.first).enumerate() {
+                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
+                        T::ZERO
+                    } else {
+                        wd
+                    };
                     *v = mu * *v + g + wd * *p;
                     *p -= lr * *v;
                 }
@@ -219,7 +241,19 @@ impl<T: Real> OptimizerState<T> {
                 let correction1 = T::ONE - b1.powi(t);
                 let correction2 = T::ONE - b2.powi(t);
                 let (eps, wd) = (T::from_f64(eps), T::from_f64(weight_decay));
-                for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(&mut self.first).zip(&mut self.second) {
+                let decayed = self.decayed.as_deref();
+                for (i, (((p, &g), m), v)) in params
+                    .iter_mut()
+                    .zip(grads)
+                    .zip(&mut self.first)
+                    .zip(&mut self.second)
+                    .enumerate()
+                {
+                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
+                        T::ZERO
+                    } else {
+                        wd
+                    };
                     let g = if decoupled {
                         *p -= lr * wd * *p;
                         g

@@ -1,0 +1,352 @@
+//! `gradlab run` and `gradlab bench` for the tiny GPT, trained on the Shakespeare plays that
+//! ship in `assets/text/shakespeare/` (embedded in the binary: no file or network at run time).
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use gradlab_sim::gpt::export::write_gpt_export;
+use gradlab_sim::gpt::lab::{GptLab, GptLabConfig, GptStepRecord, Reduction};
+use gradlab_sim::gpt::scenario::{GptPart, GptScenario};
+use gradlab_sim::gpt::text::{Corpus, ExampleKind, Play};
+use gradlab_sim::real::Real;
+
+/// The four tragedies, as the asset's README lists them.
+pub const PLAYS: [Play<'static>; 4] = [
+    Play {
+        name: "hamlet",
+        text: include_str!("../../../assets/text/shakespeare/hamlet.txt"),
+    },
+    Play {
+        name: "macbeth",
+        text: include_str!("../../../assets/text/shakespeare/macbeth.txt"),
+    },
+    Play {
+        name: "julius_caesar",
+        text: include_str!("../../../assets/text/shakespeare/julius_caesar.txt"),
+    },
+    Play {
+        name: "romeo_and_juliet",
+        text: include_str!("../../../assets/text/shakespeare/romeo_and_juliet.txt"),
+    },
+];
+
+/// The prompt every run's sample continues, so that samples compare.
+const PROMPT: &str = "MACBETH.\n";
+const SAMPLE_CHARS: usize = 120;
+const SAMPLE_TEMPERATURE: f64 = 0.8;
+const SAMPLE_SEED: u64 = 1;
+
+#[allow(
+    clippy::disallowed_methods,
+    reason = "native-only benchmark; the wasm build never reaches this"
+)]
+fn now() -> Instant {
+    Instant::now()
+}
+
+pub fn corpus(kind: ExampleKind, context: usize) -> Result<Corpus> {
+    Corpus::new(&PLAYS, kind, context).context("cannot cut the plays into examples")
+}
+
+fn lab<T: Real>(config: &GptLabConfig) -> Result<GptLab<T>> {
+    let corpus = corpus(config.examples, config.model.context)?;
+    GptLab::new(config.clone(), corpus).context("invalid tiny-GPT configuration")
+}
+
+/// Steps `gradlab export` takes for a tiny-GPT scenario unless told.
+pub const EXPORT_STEPS: u64 = 2;
+
+/// `gradlab export` of a tiny-GPT scenario: every part trained `steps` steps, in f64 or f32.
+pub fn export(
+    scenario: &GptScenario,
+    steps: u64,
+    f64_engine: bool,
+    out: &mut dyn Write,
+    progress: &crate::Progress,
+) -> Result<()> {
+    fn parts<T: Real>(scenario: &GptScenario) -> Result<Vec<(&'static str, GptLab<T>)>> {
+        scenario
+            .parts
+            .iter()
+            .map(|p| Ok((p.label, lab::<T>(&p.config)?)))
+            .collect()
+    }
+    let mut done = 0;
+    let tick = || {
+        done += 1;
+        progress.update(done);
+    };
+    if f64_engine {
+        write_gpt_export(scenario.id, &mut parts::<f64>(scenario)?, steps, out, tick)?;
+    } else {
+        write_gpt_export(scenario.id, &mut parts::<f32>(scenario)?, steps, out, tick)?;
+    }
+    Ok(())
+}
+
+/// How `gradlab run` prints a tiny-GPT scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Print {
+    Table { every: u64 },
+    Csv,
+    Json,
+}
+
+#[derive(Serialize)]
+struct JsonPart<'a> {
+    part: &'a str,
+    config: &'a GptLabConfig,
+    vocabulary: String,
+    parameters: usize,
+    runs: Vec<JsonRun<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    reduction: Reduction,
+    formula: &'static str,
+    steps: &'a [GptStepRecord],
+    sample: String,
+}
+
+/// Trains each part of `scenario` for `steps` and prints it.
+pub fn run<T: Real>(
+    scenario: &GptScenario,
+    steps: u64,
+    print: Print,
+    progress: &dyn Fn(u64),
+    out: &mut dyn Write,
+) -> Result<()> {
+    let total = steps * scenario.parts.len() as u64;
+    let mut json = Vec::new();
+    let mut labs = Vec::new();
+    for (index, part) in scenario.parts.iter().enumerate() {
+        let mut lab = lab::<T>(&part.config)?;
+        for step in 0..steps {
+            lab.step();
+            progress(index as u64 * steps + step + 1);
+        }
+        labs.push(lab);
+    }
+    debug_assert_eq!(total, steps * labs.len() as u64);
+    if print == Print::Csv {
+        writeln!(
+            out,
+            "part,run,step,train_loss,validation_loss,grad_norm,grad_relative_error,grad_cosine,learning_rate"
+        )?;
+    }
+    for (part, lab) in scenario.parts.iter().zip(&mut labs) {
+        let samples: Vec<String> = (0..lab.runs().len())
+            .map(|r| lab.sample(r, PROMPT, SAMPLE_CHARS, SAMPLE_TEMPERATURE, SAMPLE_SEED))
+            .collect();
+        match print {
+            Print::Table { every } => table(scenario, part, lab, &samples, every, out)?,
+            Print::Csv => csv(part, lab, out)?,
+            Print::Json => json.push((part, samples)),
+        }
+    }
+    if print == Print::Json {
+        let parts: Vec<JsonPart<'_>> = json
+            .iter()
+            .zip(&labs)
+            .map(|((part, samples), lab)| JsonPart {
+                part: part.label,
+                config: &part.config,
+                vocabulary: lab.corpus().vocabulary.chars().iter().collect(),
+                parameters: lab.layout().parameter_count,
+                runs: lab
+                    .runs()
+                    .iter()
+                    .zip(samples)
+                    .map(|(run, sample)| JsonRun {
+                        reduction: run.reduction,
+                        formula: run.reduction.formula(),
+                        steps: &run.history,
+                        sample: sample.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &parts)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn optional(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| "-".into(), format)
+}
+
+fn table<T: Real>(
+    scenario: &GptScenario,
+    part: &GptPart,
+    lab: &GptLab<T>,
+    samples: &[String],
+    every: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let config = lab.config();
+    let spec = config.model;
+    writeln!(
+        out,
+        "{} · {}: {} layers x {} wide, {} heads, context {}; {} parameters; vocabulary of {} characters; \
+         {} training and {} validation examples; batch {} = {} micro-batches of {}",
+        scenario.id,
+        part.label,
+        spec.layers,
+        spec.embedding,
+        spec.heads,
+        spec.context,
+        lab.layout().parameter_count,
+        lab.corpus().vocabulary.len(),
+        lab.corpus().train.len(),
+        lab.corpus().validation.len(),
+        config.batch,
+        config.micro_batches,
+        config.batch / config.micro_batches
+    )?;
+    writeln!(
+        out,
+        "{:>5}  {:<16}  {:>10}  {:>9}  {:>10}  {:>10}  {:>12}  {:>9}",
+        "step", "run", "train_loss", "val_loss", "grad_norm", "grad_err", "grad_cos", "lr"
+    )?;
+    let steps = lab.step_count();
+    for step in 0..steps {
+        let last = step + 1 == steps;
+        let measured = lab.runs().iter().any(|r| {
+            r.history
+                .get(step as usize)
+                .is_some_and(|h| h.validation_loss.is_some())
+        });
+        if !((step + 1).is_multiple_of(every) || last || measured) {
+            continue;
+        }
+        for run in lab.runs() {
+            let Some(r) = run.history.get(step as usize) else {
+                continue;
+            };
+            writeln!(
+                out,
+                "{:>5}  {:<16}  {:>10.6}  {:>9}  {:>10.4e}  {:>10}  {:>12}  {:>9.3e}",
+                r.step + 1,
+                run.reduction.id(),
+                r.train_loss,
+                optional(r.validation_loss, |v| format!("{v:.4}")),
+                r.grad_norm,
+                optional(r.grad_relative_error, |v| format!("{v:.2e}")),
+                optional(r.grad_cosine, |v| format!("{v:.9}")),
+                r.learning_rate,
+            )?;
+        }
+    }
+    let window = lab.window();
+    let window_tokens: usize = window.iter().map(|m| m.tokens).sum();
+    writeln!(
+        out,
+        "last step's micro-batches (every run saw the same {window_tokens} predicted characters):"
+    )?;
+    writeln!(
+        out,
+        "  {:>3}  {:>8}  {:>6}  {:>6}  {:>18}  {:>16}",
+        "#", "examples", "tokens", "padded", "micro_batch_mean", "window_tokens"
+    )?;
+    for (m, tokens) in window.iter().enumerate() {
+        let mean = Reduction::MicroBatchMean.token_weight(tokens.tokens, window_tokens, window.len());
+        let fix = Reduction::WindowTokens.token_weight(tokens.tokens, window_tokens, window.len());
+        writeln!(
+            out,
+            "  {:>3}  {:>8}  {:>6}  {:>6}  {:>18.3e}  {:>16.3e}",
+            m + 1,
+            tokens.examples,
+            tokens.tokens,
+            tokens.padded_tokens,
+            mean,
+            fix
+        )?;
+    }
+    writeln!(out, "  (the weight each token of the micro-batch gets, by reduction)")?;
+    for (run, sample) in lab.runs().iter().zip(samples) {
+        writeln!(
+            out,
+            "{} writes after {PROMPT:?} (temperature {SAMPLE_TEMPERATURE}, seed {SAMPLE_SEED}): {sample:?}",
+            run.reduction.id()
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn csv<T: Real>(part: &GptPart, lab: &GptLab<T>, out: &mut dyn Write) -> Result<()> {
+    let cell = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    for run in lab.runs() {
+        for r in &run.history {
+            writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{}",
+                part.label,
+                run.reduction.id(),
+                r.step + 1,
+                r.train_loss,
+                cell(r.validation_loss),
+                r.grad_norm,
+                cell(r.grad_relative_error),
+                cell(r.grad_cosine),
+                r.learning_rate
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The bench's tiny-GPT figures: predicted characters per second of the CPU engine in f32, the
+/// default model and batch (32 examples), on fixed blocks (the workload of
+/// `scripts/pytorch_gpt.py`) and on lines, as one full batch and as 8 micro-batches of 4 (one
+/// run, no comparison pass, no validation).
+pub fn bench(steps: u64, out: &mut dyn Write) -> Result<()> {
+    let base = GptLabConfig {
+        eval_every: 0,
+        compare: false,
+        ..GptLabConfig::default()
+    };
+    writeln!(
+        out,
+        "tiny GPT, CPU f32 ({} layers x {}, {} heads, context {}; Shakespeare, batch {}):",
+        base.model.layers, base.model.embedding, base.model.heads, base.model.context, base.batch
+    )?;
+    let accumulated = format!("{} x {}", base.micro_batches, base.batch / base.micro_batches);
+    for (examples, reduction, label) in [
+        (ExampleKind::Blocks, Reduction::FullBatch, "full batch"),
+        (ExampleKind::Blocks, Reduction::WindowTokens, accumulated.as_str()),
+        (ExampleKind::Lines, Reduction::FullBatch, "full batch"),
+        (ExampleKind::Lines, Reduction::WindowTokens, accumulated.as_str()),
+    ] {
+        let config = GptLabConfig {
+            examples,
+            runs: vec![reduction],
+            ..base.clone()
+        };
+        let mut lab = lab::<f32>(&config)?;
+        for _ in 0..3 {
+            lab.step(); // warm the workspace
+        }
+        let mut tokens = 0;
+        let start = now();
+        for _ in 0..steps {
+            lab.step();
+            tokens += lab.window().iter().map(|m| m.tokens).sum::<usize>();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        writeln!(
+            out,
+            "  {:<6} {label:<12} {:>9.0} tokens/s  ({:.1} optimizer steps/s, {} steps)",
+            examples.id(),
+            tokens as f64 / seconds,
+            steps as f64 / seconds,
+            steps
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! The tiny GPT's named experiments. A scenario is one or more parts, each a lab of runs side by
+//! side over one way of cutting the text (the token-count experiment has two: variable-length
+//! lines, where the per-micro-batch mean drifts, and fixed blocks, where it cannot).
+
+use super::lab::{GptLabConfig, Reduction};
+use super::text::ExampleKind;
+
+/// The id of the token-count experiment.
+pub const TINY_GPT_TOKENS: &str = "tiny_gpt_tokens";
+
+/// Every tiny-GPT scenario id.
+pub const GPT_SCENARIO_IDS: [&str; 1] = [TINY_GPT_TOKENS];
+
+/// One part of a scenario: a label and its lab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GptPart {
+    pub label: &'static str,
+    pub config: GptLabConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GptScenario {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    pub parts: Vec<GptPart>,
+    /// Optimizer steps `gradlab run` takes by default.
+    pub steps: u64,
+}
+
+impl GptScenario {
+    pub fn by_id(id: &str) -> Option<Self> {
+        (id == TINY_GPT_TOKENS).then(tokens)
+    }
+}
+
+/// The bug that shipped in 2024: full batch, the per-micro-batch mean / N, and the sum over the
+/// window's tokens, on lines and then on fixed blocks.
+fn tokens() -> GptScenario {
+    let lines = GptLabConfig {
+        runs: Reduction::ALL.to_vec(),
+        ..GptLabConfig::default()
+    };
+    let blocks = GptLabConfig {
+        examples: ExampleKind::Blocks,
+        ..lines.clone()
+    };
+    GptScenario {
+        id: TINY_GPT_TOKENS,
+        title: "Tiny GPT: the token count of accumulation",
+        summary: "A character-level GPT on Shakespeare: the per-micro-batch mean / N drifts from the full batch on padded lines; dividing by the window's tokens does not; with fixed blocks all agree",
+        parts: vec![
+            GptPart {
+                label: "lines",
+                config: lines,
+            },
+            GptPart {
+                label: "blocks",
+                config: blocks,
+            },
+        ],
+        steps: 200,
+    }
+}
