@@ -6,6 +6,7 @@ pub mod attention;
 pub mod export;
 pub mod gelu;
 pub mod lab;
+pub mod layer_norm;
 pub mod model;
 pub mod scenario;
 pub mod spec;

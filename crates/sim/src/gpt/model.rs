@@ -12,11 +12,9 @@
 //! the same.
 
 use super::attention::{self, Heads};
-use super::gelu;
 use super::spec::{GptLayout, LinearOffsets, NormOffsets, LAYER_NORM_EPS};
-use crate::model::Norm;
+use super::{gelu, layer_norm};
 use crate::real::Real;
-use crate::reference::forward::NormGeometry;
 use crate::reference::{backward, forward, linear};
 use crate::rng::SeededRng;
 
@@ -85,8 +83,6 @@ pub struct GptModel<T: Real> {
     probs: Vec<T>,
     // Scratch.
     logits: Vec<T>,
-    mean: Vec<T>,
-    variance: Vec<T>,
     wide: Vec<T>,
     narrow: Vec<T>,
     narrow_2: Vec<T>,
@@ -116,8 +112,6 @@ impl<T: Real> GptModel<T> {
             residual: Vec::new(),
             probs: Vec::new(),
             logits: Vec::new(),
-            mean: Vec::new(),
-            variance: Vec::new(),
             wide: Vec::new(),
             narrow: Vec::new(),
             narrow_2: Vec::new(),
@@ -220,16 +214,7 @@ impl<T: Real> GptModel<T> {
         }
         for (layer, offsets) in self.layout.blocks.iter().enumerate() {
             let cache = &mut self.blocks[layer];
-            layer_norm(
-                params,
-                offsets.ln_1,
-                &self.residual,
-                rows,
-                d,
-                &mut cache.ln_1,
-                &mut self.mean,
-                &mut self.variance,
-            );
+            layer_norm(params, offsets.ln_1, &self.residual, rows, d, &mut cache.ln_1);
             linear_forward(
                 params,
                 offsets.c_attn,
@@ -269,16 +254,7 @@ impl<T: Real> GptModel<T> {
             for (x, &a) in self.residual.iter_mut().zip(&self.narrow) {
                 *x += a;
             }
-            layer_norm(
-                params,
-                offsets.ln_2,
-                &self.residual,
-                rows,
-                d,
-                &mut cache.ln_2,
-                &mut self.mean,
-                &mut self.variance,
-            );
+            layer_norm(params, offsets.ln_2, &self.residual, rows, d, &mut cache.ln_2);
             linear_forward(
                 params,
                 offsets.c_fc,
@@ -308,16 +284,7 @@ impl<T: Real> GptModel<T> {
                 *x += a;
             }
         }
-        layer_norm(
-            params,
-            self.layout.ln_f,
-            &self.residual,
-            rows,
-            d,
-            &mut self.ln_f,
-            &mut self.mean,
-            &mut self.variance,
-        );
+        layer_norm(params, self.layout.ln_f, &self.residual, rows, d, &mut self.ln_f);
         let v = self.layout.vocab;
         let logits = sized(&mut self.logits, rows * v);
         linear::forward(
@@ -475,7 +442,6 @@ impl<T: Real> GptModel<T> {
 }
 
 /// LayerNorm of every row of `input` (`[rows, d]`) into `cache`.
-#[allow(clippy::too_many_arguments, reason = "a kernel's operands, named at the call")]
 fn layer_norm<T: Real>(
     params: &[T],
     offsets: NormOffsets,
@@ -483,11 +449,8 @@ fn layer_norm<T: Real>(
     rows: usize,
     d: usize,
     cache: &mut NormCache<T>,
-    mean: &mut Vec<T>,
-    variance: &mut Vec<T>,
 ) {
-    forward::norm_train(
-        NormGeometry::new(Norm::layer_norm(), rows, d),
+    layer_norm::forward(
         LAYER_NORM_EPS,
         &input[..rows * d],
         d,
@@ -495,8 +458,6 @@ fn layer_norm<T: Real>(
         &params[offsets.bias..offsets.bias + d],
         sized(&mut cache.xhat, rows * d),
         sized(&mut cache.out, rows * d),
-        sized(mean, rows),
-        sized(variance, rows),
         sized(&mut cache.rstd, rows),
     );
 }
@@ -514,11 +475,10 @@ fn layer_norm_backward<T: Real>(
     dx: &mut [T],
 ) {
     let (dgamma, dbeta) = grads[offsets.weight..offsets.bias + d].split_at_mut(offsets.bias - offsets.weight);
-    backward::norm(
-        NormGeometry::new(Norm::layer_norm(), rows, d),
+    layer_norm::backward(
         d,
-        &cache.xhat,
-        &cache.rstd,
+        &cache.xhat[..rows * d],
+        &cache.rstd[..rows],
         &params[offsets.weight..offsets.weight + d],
         &dout[..rows * d],
         &mut dgamma[..d],
