@@ -15,7 +15,7 @@
   var embed = first('embed');
   var view = first('view');
   if (view === null) view = params.has('bench') ? 'bench' : 'lab';
-  var pages = ['quiz', 'certificate', 'bench', 'plan', 'verify'];
+  var pages = ['quiz', 'certificate', 'bench', 'plan', 'gpt', 'verify'];
   var wanted = (embed !== null ? embed === 'quiz' : pages.indexOf(view) >= 0) ? 'pages.html' : 'index.html';
   var here = document.documentElement.getAttribute('data-document');
   if (here !== wanted) {

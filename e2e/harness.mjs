@@ -19,6 +19,7 @@ const TYPES = {
   '.css': 'text/css',
   '.png': 'image/png',
   '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** Serves fixed pages (path -> HTML) on a free port of another loopback address, i.e. another origin. */

@@ -3,7 +3,8 @@
 # 1. builds the app's second document, pages.html (every page but the Lab, with its own wasm),
 #    and puts it beside the Lab's, so that `trunk build` and `trunk serve` always give both
 #    documents (Trunk.pages.toml has no hook, so this build does not call itself);
-# 2. in a release build, writes a gzip twin of each file a browser fetches (`app_bg.wasm.gz`),
+# 2. in a release build, writes a gzip twin of each file a browser fetches (`app_bg.wasm.gz`,
+#    `shakespeare/hamlet.txt.gz`),
 #    which `gradlab issuer serve --dist` sends to browsers that accept gzip (the SCORM package
 #    leaves the twins out).
 set -euo pipefail
@@ -20,4 +21,6 @@ cp -f "$out"/* "$TRUNK_STAGING_DIR"/
 if [ "${#release[@]}" -gt 0 ]; then
   find "$TRUNK_STAGING_DIR" -maxdepth 1 -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' -o -name '*.html' \) \
     -exec gzip -9 --keep --force --no-name {} \;
+  # The tiny GPT's plays, fetched by its page.
+  find "$TRUNK_STAGING_DIR/shakespeare" -maxdepth 1 -type f -name '*.txt' -exec gzip -9 --keep --force --no-name {} \;
 fi

@@ -338,7 +338,8 @@ fn export_writes_everything_needed_to_recheck() {
     assert!(stdout(&output).contains("6 runs x 2 steps"), "{}", stdout(&output));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(doc["schema"], "gradlab-export");
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], 4);
+    assert_eq!(doc["model"], "mlp");
     let train = &doc["dataset"]["train"];
     assert_eq!(
         train["inputs"].as_array().unwrap().len(),

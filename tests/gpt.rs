@@ -319,3 +319,23 @@ fn the_model_learns_macbeth_and_samples_from_it() {
     assert_eq!(text.chars().count(), 40);
     assert_eq!(text, lab.sample(0, "MACBETH.\n", 40, 0.8, 1), "seeded");
 }
+
+#[test]
+fn a_mirror_fed_updates_holds_the_labs_histories() {
+    let mut lab = new_lab::<f32>(ExampleKind::Lines);
+    let mut mirror = gradlab::sim::gpt::lab::GptMirror::new(lab.config().runs.clone());
+    let mut sent = Vec::new();
+    for chunk in [2, 3] {
+        for _ in 0..chunk {
+            lab.step();
+        }
+        mirror.apply(lab.update_since(&mut sent));
+    }
+    assert_eq!(mirror.steps_taken, 5);
+    for (run, history) in lab.runs().iter().zip(&mirror.histories) {
+        assert_eq!(&run.history, history);
+    }
+    assert_eq!(mirror.window, lab.window());
+    assert!(lab.update_since(&mut sent).records.iter().all(Vec::is_empty));
+    assert_eq!(mirror.history(Reduction::WindowTokens).map(<[_]>::len), Some(5));
+}

@@ -80,6 +80,30 @@ fn every_language_defines_the_same_ids() {
     }
 }
 
+/// The tiny-GPT page names its runs, formulas, predictions, parts and charts by id.
+#[test]
+fn the_tiny_gpt_pages_built_ids_exist_in_every_language() {
+    use gradlab::lab_state::gpt_view::{GptChart, Prediction};
+    use gradlab::sim::gpt::lab::Reduction;
+    let mut ids = Vec::new();
+    for reduction in Reduction::ALL {
+        ids.push(format!("gpt-run-{}", reduction.id()));
+        ids.push(format!("gpt-formula-{}", reduction.id()));
+    }
+    ids.extend(Prediction::ALL.iter().map(|p| format!("gpt-predict-{}", p.id())));
+    ids.extend(GptChart::ALL.iter().map(|c| format!("gpt-chart-{}", c.slug())));
+    for part in ["lines", "blocks"] {
+        ids.push(format!("gpt-part-{part}"));
+        ids.push(format!("gpt-predict-question-{part}"));
+    }
+    for language in Language::ALL {
+        let localizer = Localizer::new(language).expect("messages parse");
+        for id in &ids {
+            assert!(localizer.has(id), "{}: missing {id}", language.tag());
+        }
+    }
+}
+
 #[test]
 fn option_labels_exist_for_every_choice() {
     use gradlab::lab_state::controls::{Control, InputKind};

@@ -25,6 +25,7 @@ const CASES = [
   ['?embed=lab&view=quiz', 'index.html', 'lab'],
   ['?embed=nonsense&view=quiz', 'index.html', 'lab'],
   ['?bench', 'pages.html', 'bench'],
+  ['?view=gpt', 'pages.html', 'gpt'],
 ];
 
 for (const [asked, document, shown] of CASES) {

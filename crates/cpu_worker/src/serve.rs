@@ -10,7 +10,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::wire::bytes_of;
-use crate::{FromWorker, ToWorker, WorkerLab};
+use crate::{FromWorker, ToWorker, Training, WorkerLab};
 
 /// A JavaScript error as a message for the page.
 fn js_error(error: &JsValue) -> String {
@@ -92,11 +92,13 @@ fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
         while let Ok(request) = requests.recv().await {
             let answer = match request {
                 Err(message) => FromWorker::Failed { message },
-                Ok(ToWorker::Advance { steps }) => {
-                    stop.set(false);
-                    advance(&mut lab, steps, &stop, &yielder).await
-                }
-                Ok(other) => lab.handle(other),
+                Ok(request) => match request.training() {
+                    Some((training, steps)) => {
+                        stop.set(false);
+                        advance(&mut lab, training, steps, &stop, &yielder).await
+                    }
+                    None => lab.handle(request),
+                },
             };
             post_to_page(&answers, &answer);
         }
@@ -105,10 +107,16 @@ fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
 }
 
 /// Up to `steps` whole steps, the event loop given a turn between them so that a Stop is read.
-async fn advance(lab: &mut WorkerLab, steps: u64, stop: &Cell<bool>, yielder: &Yielder) -> FromWorker {
+async fn advance(
+    lab: &mut WorkerLab,
+    training: Training,
+    steps: u64,
+    stop: &Cell<bool>,
+    yielder: &Yielder,
+) -> FromWorker {
     let mut taken = 0;
     while taken < steps {
-        match lab.step() {
+        match lab.step_of(training) {
             Ok(()) => taken += 1,
             Err(message) => return FromWorker::Failed { message },
         }
@@ -119,5 +127,5 @@ async fn advance(lab: &mut WorkerLab, steps: u64, stop: &Cell<bool>, yielder: &Y
             break;
         }
     }
-    lab.advanced(taken)
+    lab.advanced_of(training, taken)
 }

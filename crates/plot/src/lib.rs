@@ -365,6 +365,11 @@ where
 {
     let style = line_style(series.style);
     let (dash, gap) = RUN_DASHES[series.style % RUN_DASHES.len()];
+    // A line needs two points: a lone value (a validation loss measured once) is a dot.
+    if let [point] = series.points.as_slice() {
+        chart.draw_series(std::iter::once(Circle::new(*point, 3, style.filled())))?;
+        return Ok(());
+    }
     if gap == 0 {
         chart.draw_series(LineSeries::new(series.points.iter().copied(), style))?;
     } else {
@@ -733,6 +738,23 @@ mod tests {
         );
         assert_eq!(with_decimal_comma("4.00".into(), true), "4,00");
         assert_eq!(with_decimal_comma("4.00".into(), false), "4.00");
+    }
+
+    #[test]
+    fn a_lone_value_is_drawn_as_a_dot() {
+        register_test_font();
+        let draw = |steps: u64| {
+            let records: Vec<StepRecord> = (0..steps).map(|s| record(s, 0.5, None)).collect();
+            let chart = LineChart::from_histories(Metric::TrainLoss, [run("run", &records)]);
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (500, 300)).into_drawing_area();
+                draw_line_chart(&root, &chart).unwrap();
+            }
+            svg
+        };
+        assert!(draw(1).contains("<circle"), "one point: a dot");
+        assert!(!draw(3).contains("<circle"), "a line otherwise");
     }
 
     /// The y axis's tick labels of `chart` drawn as SVG, top to bottom.

@@ -19,6 +19,8 @@ pub enum Route {
     Bench,
     /// The memory planner: a micro-batch and N for a model and a device's memory.
     Plan,
+    /// The tiny GPT on Shakespeare: the token-count experiment.
+    Gpt,
     /// Verify a certificate: both fields may be pre-filled from a share link.
     Verify {
         id: String,
@@ -104,6 +106,7 @@ impl Route {
             "certificate" => Route::Certificate,
             "bench" => Route::Bench,
             "plan" => Route::Plan,
+            "gpt" => Route::Gpt,
             "verify" => Route::Verify {
                 id: clipped(get("id")),
                 name: clipped(get("name")),
@@ -130,9 +133,12 @@ impl Route {
     pub fn document(&self) -> Document {
         match self {
             Route::Lab { .. } => Document::Lab,
-            Route::Quiz { .. } | Route::Certificate | Route::Bench | Route::Plan | Route::Verify { .. } => {
-                Document::Pages
-            }
+            Route::Quiz { .. }
+            | Route::Certificate
+            | Route::Bench
+            | Route::Plan
+            | Route::Gpt
+            | Route::Verify { .. } => Document::Pages,
         }
     }
 
@@ -149,6 +155,7 @@ impl Route {
             Route::Certificate => "certificate",
             Route::Bench => "bench",
             Route::Plan => "plan",
+            Route::Gpt => "gpt",
             Route::Verify { .. } => "verify",
         }
     }
@@ -220,6 +227,7 @@ mod tests {
             Route::Certificate,
             Route::Bench,
             Route::Plan,
+            Route::Gpt,
             Route::Verify {
                 id: String::new(),
                 name: String::new(),
@@ -256,6 +264,7 @@ mod tests {
         );
         assert_eq!(Route::from_pairs(&pairs(&[("bench", "")])).0, Route::Bench);
         assert_eq!(Route::from_pairs(&pairs(&[("view", "bench")])).0, Route::Bench);
+        assert_eq!(Route::from_pairs(&pairs(&[("view", "gpt")])).0, Route::Gpt);
         assert_eq!(Route::from_pairs(&pairs(&[("view", "plan")])).0, Route::Plan);
         assert_eq!(Route::Plan.query(), "?view=plan");
         let (route, notices) = Route::from_pairs(&pairs(&[("view", "verify"), ("id", "AB"), ("name", "Ada")]));

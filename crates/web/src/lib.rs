@@ -11,6 +11,7 @@ mod bench;
 mod browser;
 mod certificate;
 mod embed;
+mod gpt;
 mod i18n;
 mod lab;
 mod plan;
@@ -122,6 +123,7 @@ fn pages_document_page(route: Route, _: Option<lab::LabOptions>) -> AnyView {
         },
         Route::Bench => view! { <bench::BenchPage /> }.into_any(),
         Route::Plan => view! { <plan::PlanPage /> }.into_any(),
+        Route::Gpt => view! { <gpt::GptPage /> }.into_any(),
         Route::Lab { .. } => ().into_any(),
     }
 }
@@ -185,6 +187,7 @@ fn App(document: Document, page_view: PageView) -> impl IntoView {
         (Route::Quiz { .. }, Route::Quiz { .. } | Route::Certificate) => Some("page"),
         (Route::Verify { .. }, Route::Verify { .. }) => Some("page"),
         (Route::Plan, Route::Plan) => Some("page"),
+        (Route::Gpt, Route::Gpt) => Some("page"),
         _ => None,
     };
     let lab_link = Route::Lab { scenario: None };
@@ -227,6 +230,7 @@ fn App(document: Document, page_view: PageView) -> impl IntoView {
             <p class="brand">{tr("app-title")}</p>
             <nav aria-label=tr("nav-main")>
                 <a href=i18n::link(lab_link.href()) aria-current=current(&lab_link)>{tr("nav-lab")}</a>
+                <a href=i18n::link(Route::Gpt.href()) aria-current=current(&Route::Gpt)>{tr("nav-gpt")}</a>
                 <a href=i18n::link(Route::QUIZ.href()) aria-current=current(&Route::QUIZ)>{tr("nav-quiz")}</a>
                 <a href=i18n::link(Route::Plan.href()) aria-current=current(&Route::Plan)>{tr("nav-plan")}</a>
                 <a href=i18n::link(verify_link.href()) aria-current=current(&verify_link)>{tr("nav-verify")}</a>

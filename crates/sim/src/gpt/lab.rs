@@ -84,7 +84,7 @@ pub struct GptLabConfig {
     /// Global-norm clipping of the gradient a run applies (nanoGPT's `grad_clip`), if any.
     pub clip: Option<f64>,
     pub seed: u64,
-    /// Validation loss every this many steps (0: never).
+    /// Validation loss after the first step and every this many steps (0: never).
     pub eval_every: u64,
     /// Validation examples the loss is measured on (the first ones of the held-out text).
     pub eval_examples: usize,
@@ -117,8 +117,8 @@ impl Default for GptLabConfig {
             },
             clip: Some(1.0),
             seed: 42,
-            eval_every: 50,
-            eval_examples: 256,
+            eval_every: 25,
+            eval_examples: 128,
             compare: true,
             runs: Reduction::ALL.to_vec(),
         }
@@ -161,7 +161,7 @@ impl GptLabConfig {
 }
 
 /// One micro-batch of a step's window, as every accumulated run saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MicroBatchTokens {
     pub examples: usize,
     /// Predicted (non-padding) tokens.
@@ -171,7 +171,7 @@ pub struct MicroBatchTokens {
 }
 
 /// What one run did at one optimizer step.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GptStepRecord {
     pub step: u64,
     /// The step's mean loss per predicted token, nats, whatever the run's reduction.
@@ -326,6 +326,27 @@ impl<T: Real> GptLab<T> {
         batch
     }
 
+    /// The records `sent` (one count per run) does not cover yet, and the last window; moves
+    /// `sent` on. What a worker sends the page after some steps.
+    pub fn update_since(&self, sent: &mut Vec<usize>) -> GptUpdate {
+        sent.resize(self.runs.len(), 0);
+        let records = self
+            .runs
+            .iter()
+            .zip(sent.iter_mut())
+            .map(|(run, sent)| {
+                let new = run.history.get(*sent..).unwrap_or_default().to_vec();
+                *sent = run.history.len();
+                new
+            })
+            .collect();
+        GptUpdate {
+            steps_taken: self.step,
+            records,
+            window: self.window.clone(),
+        }
+    }
+
     /// One optimizer step of every run.
     pub fn step(&mut self) {
         self.batch = self.next_batch();
@@ -344,7 +365,9 @@ impl<T: Real> GptLab<T> {
             .collect();
         let learning_rate = self.config.schedule.learning_rate(self.step);
         let full_weight = T::from_f64(Reduction::FullBatch.token_weight(window_tokens, window_tokens, 1));
-        let evaluate = self.config.eval_every > 0 && (self.step + 1).is_multiple_of(self.config.eval_every);
+        // After the first step (a curve starts at once), then every `eval_every` steps.
+        let evaluate =
+            self.config.eval_every > 0 && (self.step == 0 || (self.step + 1).is_multiple_of(self.config.eval_every));
         for r in 0..self.runs.len() {
             let run = &mut self.runs[r];
             run.grads.fill(T::ZERO);
@@ -419,9 +442,57 @@ impl<T: Real> GptLab<T> {
             .flatten()
             .collect();
         let ids = if ids.is_empty() { vec![0] } else { ids };
+        let line_break = vocabulary.encode("\n").ok().and_then(|ids| ids.first().copied());
         let generated = self
             .model
-            .generate(&self.runs[run].params, &ids, count, temperature, seed);
+            .generate(&self.runs[run].params, &ids, count, temperature, seed, line_break);
         self.corpus.vocabulary.decode(&generated)
+    }
+}
+
+/// What a lab hands a copy of it elsewhere (the page, from its worker): each run's records since
+/// the last update, and the last step's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GptUpdate {
+    pub steps_taken: u64,
+    pub records: Vec<Vec<GptStepRecord>>,
+    pub window: Vec<MicroBatchTokens>,
+}
+
+/// A lab's numbers as a page holds them: each run's history, built from updates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GptMirror {
+    pub reductions: Vec<Reduction>,
+    pub histories: Vec<Vec<GptStepRecord>>,
+    pub window: Vec<MicroBatchTokens>,
+    pub steps_taken: u64,
+}
+
+impl GptMirror {
+    pub fn new(reductions: Vec<Reduction>) -> Self {
+        Self {
+            histories: vec![Vec::new(); reductions.len()],
+            reductions,
+            ..Self::default()
+        }
+    }
+
+    pub fn apply(&mut self, update: GptUpdate) {
+        for (history, records) in self.histories.iter_mut().zip(update.records) {
+            history.extend(records);
+        }
+        self.window = update.window;
+        self.steps_taken = update.steps_taken;
+    }
+
+    /// The run with `reduction`, if the lab has one.
+    pub fn history(&self, reduction: Reduction) -> Option<&[GptStepRecord]> {
+        let index = self.reductions.iter().position(|&r| r == reduction)?;
+        self.histories.get(index).map(Vec::as_slice)
+    }
+
+    /// Each run's last validation loss, if measured yet.
+    pub fn last_validation_loss(&self, run: usize) -> Option<f64> {
+        self.histories.get(run)?.iter().rev().find_map(|r| r.validation_loss)
     }
 }

@@ -162,11 +162,34 @@ impl<T: Real> GptModel<T> {
     /// `count` characters after `prompt`: greedy when `temperature` is 0, else sampled from
     /// the softmax at that temperature with a seeded generator (the same text for the same
     /// weights, prompt and seed).
-    pub fn generate(&mut self, params: &[T], prompt: &[u32], count: usize, temperature: f64, seed: u64) -> Vec<u32> {
+    ///
+    /// The model sees at most a context of text, which starts at a line's beginning where
+    /// `line_break` says lines end: once the context is full, it restarts after the last line
+    /// break in it. The model was trained on examples that start at position 0 with a line,
+    /// so a window sliding one character at a time would put every later character where it
+    /// never saw one.
+    pub fn generate(
+        &mut self,
+        params: &[T],
+        prompt: &[u32],
+        count: usize,
+        temperature: f64,
+        seed: u64,
+        line_break: Option<u32>,
+    ) -> Vec<u32> {
         let mut rng = SeededRng::derive(seed, 77);
         let mut tokens = prompt.to_vec();
+        let context = self.layout.spec.context;
+        let mut start = tokens.len().saturating_sub(context);
         for _ in 0..count {
-            let probs = self.next_token_probs(params, &tokens);
+            if tokens.len() - start >= context {
+                let window = &tokens[start..];
+                start = match line_break.and_then(|b| window.iter().rposition(|&t| t == b)) {
+                    Some(at) if at + 1 < window.len() => start + at + 1,
+                    _ => tokens.len() + 1 - context,
+                };
+            }
+            let probs = self.next_token_probs(params, &tokens[start..]);
             let next = if temperature <= 0.0 {
                 let mut best = 0;
                 for (i, p) in probs.iter().enumerate() {

@@ -72,7 +72,7 @@ fn localized(mut chart: LineChart, metric: Metric, embedded: bool) -> LineChart 
 }
 
 /// The run's colour and dash pattern, as its curves are drawn.
-fn run_swatch(style: usize) -> impl IntoView {
+pub(crate) fn run_swatch(style: usize) -> impl IntoView {
     let (r, g, b) = gradlab_plot::RUN_COLORS[style % gradlab_plot::RUN_COLORS.len()];
     let (dash, gap) = gradlab_plot::RUN_DASHES[style % gradlab_plot::RUN_DASHES.len()];
     let dasharray = if gap == 0 {
