@@ -9,14 +9,13 @@
 use serde::{Deserialize, Serialize};
 
 use gradlab_sim::backend::TrainingBackend;
-use gradlab_sim::gpt::lab::{GptLab, GptUpdate, Reduction};
-use gradlab_sim::gpt::scenario::{GptScenario, TINY_GPT_TOKENS};
+use gradlab_sim::gpt::lab::{GptUpdate, Reduction};
 use gradlab_sim::gpt::spec::GptSpec;
-use gradlab_sim::gpt::text::{Corpus, Play};
 use gradlab_sim::lab::{CpuLab, LabConfig, LabUpdate};
 use gradlab_sim::regime::MetricOps;
 use gradlab_sim::scenario::canonical_config;
 
+pub mod gpt;
 #[cfg(target_arch = "wasm32")]
 pub mod serve;
 #[cfg(target_arch = "wasm32")]
@@ -161,9 +160,6 @@ pub fn time_canonical_steps(micro_batches: usize) -> Result<BenchTiming, String>
     })
 }
 
-/// The longest sample a page may ask for (a sample recomputes the context at each character).
-pub const MAX_SAMPLE_CHARS: usize = 400;
-
 /// How many running means of each BatchNorm run the page shows.
 pub const RUNNING_MEANS_SHOWN: usize = 3;
 
@@ -173,8 +169,6 @@ pub const RUNNING_MEANS_SHOWN: usize = 3;
 pub struct WorkerLab {
     lab: Option<CpuLab<f32>>,
     sent: Vec<usize>,
-    gpt: Option<GptLab<f32>>,
-    gpt_sent: Vec<usize>,
 }
 
 /// Which of the worker's labs an advance trains.
@@ -184,6 +178,20 @@ pub enum Training {
     Gpt,
 }
 
+/// What a worker's wasm serves: one kind of lab. Each kind is its own binary, so that the
+/// Lab's worker carries none of the tiny GPT's code (`gradlab-cpu-worker`, [`WorkerLab`]) and
+/// the GPT page's none of the MLP's engine (`gradlab-gpt-worker`, [`gpt::GptWorkerLab`]).
+pub trait Serve: Default {
+    /// Answers every request except a training one, whose steps the caller takes one at a time
+    /// with [`Serve::step_of`] (between steps it listens for `Stop`) before
+    /// [`Serve::advanced_of`].
+    fn handle(&mut self, request: ToWorker) -> FromWorker;
+    /// One optimizer step of the lab `training` names.
+    fn step_of(&mut self, training: Training) -> Result<(), String>;
+    /// The answer to an advance of `training` after `taken` steps.
+    fn advanced_of(&mut self, training: Training, taken: u64) -> FromWorker;
+}
+
 impl ToWorker {
     /// The lab and step count of a request to train, if it is one.
     pub fn training(&self) -> Option<(Training, u64)> {
@@ -191,6 +199,28 @@ impl ToWorker {
             ToWorker::Advance { steps } => Some((Training::Mlp, steps)),
             ToWorker::AdvanceGpt { steps } => Some((Training::Gpt, steps)),
             _ => None,
+        }
+    }
+}
+
+impl Serve for WorkerLab {
+    fn handle(&mut self, request: ToWorker) -> FromWorker {
+        WorkerLab::handle(self, request)
+    }
+
+    fn step_of(&mut self, training: Training) -> Result<(), String> {
+        match training {
+            Training::Mlp => self.step(),
+            Training::Gpt => Err(gpt::NOT_HERE.to_string()),
+        }
+    }
+
+    fn advanced_of(&mut self, training: Training, taken: u64) -> FromWorker {
+        match training {
+            Training::Mlp => self.advanced(taken),
+            Training::Gpt => FromWorker::Failed {
+                message: gpt::NOT_HERE.to_string(),
+            },
         }
     }
 }
@@ -208,20 +238,10 @@ impl WorkerLab {
                 lab.set_snapshots(on);
                 FromWorker::SnapshotsSet
             }),
-            ToWorker::BuildGpt { part, plays } => self.build_gpt(&part, &plays),
-            ToWorker::SampleGpt {
-                prompt,
-                count,
-                temperature,
-                seed,
-            } => self.gpt().map(|lab| FromWorker::GptSampled {
-                texts: (0..lab.runs().len())
-                    .map(|run| lab.sample(run, &prompt, count.min(MAX_SAMPLE_CHARS), temperature, seed))
-                    .collect(),
-            }),
-            ToWorker::Advance { .. } | ToWorker::AdvanceGpt { .. } | ToWorker::Stop => {
-                Err("a step request was not handled".to_string())
+            ToWorker::BuildGpt { .. } | ToWorker::SampleGpt { .. } | ToWorker::AdvanceGpt { .. } => {
+                Err(gpt::NOT_HERE.to_string())
             }
+            ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })
     }
@@ -232,66 +252,6 @@ impl WorkerLab {
         self.lab = Some(CpuLab::cpu(config).map_err(|e| e.to_string())?);
         self.sent.clear();
         Ok(FromWorker::Built)
-    }
-
-    fn build_gpt(&mut self, part: &str, plays: &[(String, String)]) -> Result<FromWorker, String> {
-        self.gpt = None;
-        let scenario = GptScenario::by_id(TINY_GPT_TOKENS).ok_or("the tiny-GPT scenario is missing")?;
-        let config = scenario
-            .parts
-            .into_iter()
-            .find(|p| p.label == part)
-            .ok_or_else(|| format!("the tiny-GPT experiment has no part \"{part}\""))?
-            .config;
-        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
-        let corpus = Corpus::new(&plays, config.examples, config.model.context).map_err(|e| e.to_string())?;
-        let lab = GptLab::<f32>::new(config, corpus).map_err(|e| e.to_string())?;
-        let built = GptBuilt {
-            reductions: lab.runs().iter().map(|r| r.reduction).collect(),
-            parameters: lab.layout().parameter_count,
-            vocabulary: lab.corpus().vocabulary.len(),
-            train_examples: lab.corpus().train.len(),
-            validation_examples: lab.corpus().validation.len(),
-            batch: lab.config().batch,
-            micro_batches: lab.config().micro_batches,
-            spec: lab.config().model,
-        };
-        self.gpt = Some(lab);
-        self.gpt_sent.clear();
-        Ok(FromWorker::GptBuilt(built))
-    }
-
-    fn gpt(&mut self) -> Result<&mut GptLab<f32>, String> {
-        self.gpt
-            .as_mut()
-            .ok_or_else(|| "no tiny-GPT experiment has been built".to_string())
-    }
-
-    /// One optimizer step of the lab `training` names.
-    pub fn step_of(&mut self, training: Training) -> Result<(), String> {
-        match training {
-            Training::Mlp => self.step(),
-            Training::Gpt => {
-                self.gpt()?.step();
-                Ok(())
-            }
-        }
-    }
-
-    /// The answer to an advance of `training` after `taken` steps.
-    pub fn advanced_of(&mut self, training: Training, taken: u64) -> FromWorker {
-        match training {
-            Training::Mlp => self.advanced(taken),
-            Training::Gpt => match &self.gpt {
-                Some(lab) => FromWorker::GptAdvanced {
-                    taken,
-                    update: lab.update_since(&mut self.gpt_sent),
-                },
-                None => FromWorker::Failed {
-                    message: "no tiny-GPT experiment has been built".to_string(),
-                },
-            },
-        }
     }
 
     fn lab(&mut self) -> Result<&mut CpuLab<f32>, String> {
@@ -358,7 +318,7 @@ mod tests {
     use gradlab_sim::scenario::Scenario;
 
     /// Every message as it crosses: encoded, decoded, handled, answered, encoded, decoded.
-    fn ask(worker: &mut WorkerLab, request: ToWorker) -> FromWorker {
+    pub(crate) fn ask<S: Serve>(worker: &mut S, request: ToWorker) -> FromWorker {
         let request = ToWorker::decode(&request.encode().expect("encode")).expect("decode");
         let answer = match request.training() {
             Some((training, steps)) => {
@@ -475,83 +435,6 @@ mod tests {
             });
             assert_eq!(means, expected);
         }
-    }
-
-    const MACBETH: &str = include_str!("../../../assets/text/shakespeare/macbeth.txt");
-
-    /// The page's tiny-GPT mirror holds what a lab trained on the page holds, and the samples
-    /// are that lab's.
-    #[test]
-    fn the_tiny_gpt_trains_in_the_worker_as_on_the_page() {
-        use gradlab_sim::gpt::lab::GptMirror;
-        let mut worker = WorkerLab::default();
-        let plays = vec![("macbeth".to_string(), MACBETH.to_string())];
-        let FromWorker::GptBuilt(built) = ask(
-            &mut worker,
-            ToWorker::BuildGpt {
-                part: "lines".into(),
-                plays: plays.clone(),
-            },
-        ) else {
-            panic!("build");
-        };
-        assert_eq!(built.reductions, Reduction::ALL);
-        let config = GptScenario::by_id(TINY_GPT_TOKENS).expect("scenario").parts[0]
-            .config
-            .clone();
-        let corpus = Corpus::new(
-            &[Play {
-                name: "macbeth",
-                text: MACBETH,
-            }],
-            config.examples,
-            config.model.context,
-        )
-        .expect("corpus");
-        let mut on_page = GptLab::<f32>::new(config, corpus).expect("lab");
-        let mut mirror = GptMirror::new(built.reductions);
-        for steps in [1, 2] {
-            let FromWorker::GptAdvanced { taken, update } = ask(&mut worker, ToWorker::AdvanceGpt { steps }) else {
-                panic!("advance");
-            };
-            assert_eq!(taken, steps);
-            mirror.apply(update);
-            for _ in 0..steps {
-                on_page.step();
-            }
-        }
-        for (run, history) in on_page.runs().iter().zip(&mirror.histories) {
-            assert_eq!(&run.history, history);
-        }
-        let FromWorker::GptSampled { texts } = ask(
-            &mut worker,
-            ToWorker::SampleGpt {
-                prompt: "MACBETH.\n".into(),
-                count: 30,
-                temperature: 0.8,
-                seed: 1,
-            },
-        ) else {
-            panic!("sample");
-        };
-        assert_eq!(texts.len(), 3);
-        assert_eq!(texts[0], on_page.sample(0, "MACBETH.\n", 30, 0.8, 1));
-        let answer = ask(
-            &mut worker,
-            ToWorker::BuildGpt {
-                part: "sonnets".into(),
-                plays,
-            },
-        );
-        assert!(
-            matches!(answer, FromWorker::Failed { ref message } if message.contains("sonnets")),
-            "{answer:?}"
-        );
-        let answer = ask(&mut worker, ToWorker::AdvanceGpt { steps: 1 });
-        assert!(
-            matches!(answer, FromWorker::Failed { ref message } if message.contains("no tiny-GPT")),
-            "{answer:?}"
-        );
     }
 
     #[test]

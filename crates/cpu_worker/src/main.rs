@@ -2,7 +2,7 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    gradlab_cpu_worker::serve::serve_page();
+    gradlab_cpu_worker::serve::serve_page::<gradlab_cpu_worker::WorkerLab>();
 }
 
 /// Natively there is no worker to serve; the CPU engine runs in-process there.

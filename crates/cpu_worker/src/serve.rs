@@ -10,7 +10,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use crate::wire::bytes_of;
-use crate::{FromWorker, ToWorker, Training, WorkerLab};
+use crate::{FromWorker, Serve, ToWorker, Training};
 
 /// A JavaScript error as a message for the page.
 fn js_error(error: &JsValue) -> String {
@@ -20,11 +20,11 @@ fn js_error(error: &JsValue) -> String {
     }
 }
 
-/// Serves the page's requests, when this wasm runs in the worker it was built for; anywhere
-/// else, says why not on the console.
-pub fn serve_page() {
+/// Serves the page's requests with a `S` lab, when this wasm runs in the worker it was built
+/// for; anywhere else, says why not on the console.
+pub fn serve_page<S: Serve + 'static>() {
     match js_sys::global().dyn_into::<web_sys::DedicatedWorkerGlobalScope>() {
-        Ok(scope) => serve(scope),
+        Ok(scope) => serve::<S>(scope),
         Err(_) => web_sys::console::error_1(&"gradlab-cpu-worker runs only inside the Lab's CPU worker".into()),
     }
 }
@@ -58,7 +58,7 @@ impl Yielder {
     }
 }
 
-fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
+fn serve<S: Serve + 'static>(scope: web_sys::DedicatedWorkerGlobalScope) {
     let stop = Rc::new(Cell::new(false));
     let (sender, mut requests): (UnboundedSender<Result<ToWorker, String>>, _) = unbounded();
     let on_message = {
@@ -81,7 +81,7 @@ fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
     on_message.forget();
     let answers = scope.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let mut lab = WorkerLab::default();
+        let mut lab = S::default();
         let yielder = match web_sys::MessageChannel::new() {
             Ok(channel) => Yielder { channel },
             Err(e) => {
@@ -107,8 +107,8 @@ fn serve(scope: web_sys::DedicatedWorkerGlobalScope) {
 }
 
 /// Up to `steps` whole steps, the event loop given a turn between them so that a Stop is read.
-async fn advance(
-    lab: &mut WorkerLab,
+async fn advance<S: Serve>(
+    lab: &mut S,
     training: Training,
     steps: u64,
     stop: &Cell<bool>,

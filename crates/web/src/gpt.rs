@@ -391,7 +391,7 @@ async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals) {
 }
 
 async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -> Result<(), String> {
-    let worker = CpuWorker::spawn().await?;
+    let worker = CpuWorker::spawn_gpt().await?;
     let plays = fetch_plays().await?;
     build(&worker, Part::Lines, &plays, signals).await?;
     // The step the samples show.

@@ -58,14 +58,23 @@ impl Drop for CpuWorker {
 }
 
 impl CpuWorker {
-    /// Starts a worker on its own wasm; resolves once it listens, or with why not (the Lab then
-    /// trains on the page's thread, as it did before workers).
+    /// Starts the Lab's CPU worker on its own wasm; resolves once it listens, or with why not
+    /// (the Lab then trains on the page's thread, as it did before workers).
     pub async fn spawn() -> Result<Self, String> {
+        Self::spawn_script("cpu-worker.js").await
+    }
+
+    /// Starts the tiny GPT's worker (its own wasm, `gradlab-gpt-worker`).
+    pub async fn spawn_gpt() -> Result<Self, String> {
+        Self::spawn_script("gpt-worker.js").await
+    }
+
+    async fn spawn_script(script: &str) -> Result<Self, String> {
         let build = app_build().ok_or("the page does not name the app's script")?;
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Module);
-        let worker = web_sys::Worker::new_with_options(&format!("cpu-worker.js?v={build}"), &options)
-            .map_err(browser::js_error)?;
+        let worker =
+            web_sys::Worker::new_with_options(&format!("{script}?v={build}"), &options).map_err(browser::js_error)?;
         let (sender, receiver) = unbounded();
         let on_message = {
             let sender = sender.clone();

@@ -1,0 +1,218 @@
+//! The tiny GPT's worker ([`GptWorkerLab`], the `gradlab-gpt-worker` binary): the token-count
+//! experiment built from plays the page sends, trained between turns of the worker's event loop,
+//! and sampled. Its own wasm, so that the Lab's CPU worker carries none of this.
+
+use gradlab_sim::gpt::lab::GptLab;
+use gradlab_sim::gpt::scenario::{GptScenario, TINY_GPT_TOKENS};
+use gradlab_sim::gpt::text::{Corpus, Play};
+
+use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training};
+
+/// The longest sample a page may ask for (a sample recomputes the context at each character).
+pub const MAX_SAMPLE_CHARS: usize = 400;
+
+/// What a worker of the other kind answers to a tiny-GPT request.
+pub const NOT_HERE: &str = "the tiny GPT trains in its own worker (gpt-worker.js), not this one";
+const ONLY_GPT: &str = "this worker trains the tiny GPT only";
+const NOT_BUILT: &str = "no tiny-GPT experiment has been built";
+
+/// The worker's side of the tiny-GPT page: its lab and how much of its history the page has.
+#[derive(Debug, Default)]
+pub struct GptWorkerLab {
+    lab: Option<GptLab<f32>>,
+    sent: Vec<usize>,
+}
+
+impl GptWorkerLab {
+    fn build(&mut self, part: &str, plays: &[(String, String)]) -> Result<FromWorker, String> {
+        self.lab = None;
+        let scenario = GptScenario::by_id(TINY_GPT_TOKENS).ok_or("the tiny-GPT scenario is missing")?;
+        let config = scenario
+            .parts
+            .into_iter()
+            .find(|p| p.label == part)
+            .ok_or_else(|| format!("the tiny-GPT experiment has no part \"{part}\""))?
+            .config;
+        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
+        let corpus = Corpus::new(&plays, config.examples, config.model.context).map_err(|e| e.to_string())?;
+        let lab = GptLab::<f32>::new(config, corpus).map_err(|e| e.to_string())?;
+        let built = GptBuilt {
+            reductions: lab.runs().iter().map(|r| r.reduction).collect(),
+            parameters: lab.layout().parameter_count,
+            vocabulary: lab.corpus().vocabulary.len(),
+            train_examples: lab.corpus().train.len(),
+            validation_examples: lab.corpus().validation.len(),
+            batch: lab.config().batch,
+            micro_batches: lab.config().micro_batches,
+            spec: lab.config().model,
+        };
+        self.lab = Some(lab);
+        self.sent.clear();
+        Ok(FromWorker::GptBuilt(built))
+    }
+
+    fn lab(&mut self) -> Result<&mut GptLab<f32>, String> {
+        self.lab.as_mut().ok_or_else(|| NOT_BUILT.to_string())
+    }
+}
+
+impl Serve for GptWorkerLab {
+    fn handle(&mut self, request: ToWorker) -> FromWorker {
+        let answer = match request {
+            ToWorker::BuildGpt { part, plays } => self.build(&part, &plays),
+            ToWorker::SampleGpt {
+                prompt,
+                count,
+                temperature,
+                seed,
+            } => self.lab().map(|lab| FromWorker::GptSampled {
+                texts: (0..lab.runs().len())
+                    .map(|run| lab.sample(run, &prompt, count.min(MAX_SAMPLE_CHARS), temperature, seed))
+                    .collect(),
+            }),
+            _ => Err(ONLY_GPT.to_string()),
+        };
+        answer.unwrap_or_else(|message| FromWorker::Failed { message })
+    }
+
+    fn step_of(&mut self, training: Training) -> Result<(), String> {
+        match training {
+            Training::Gpt => {
+                self.lab()?.step();
+                Ok(())
+            }
+            Training::Mlp => Err(ONLY_GPT.to_string()),
+        }
+    }
+
+    fn advanced_of(&mut self, training: Training, taken: u64) -> FromWorker {
+        match (&self.lab, training) {
+            (Some(lab), Training::Gpt) => FromWorker::GptAdvanced {
+                taken,
+                update: lab.update_since(&mut self.sent),
+            },
+            (None, Training::Gpt) => FromWorker::Failed {
+                message: NOT_BUILT.to_string(),
+            },
+            (_, Training::Mlp) => FromWorker::Failed {
+                message: ONLY_GPT.to_string(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::ask;
+    use crate::WorkerLab;
+    use gradlab_sim::gpt::lab::Reduction;
+
+    const MACBETH: &str = include_str!("../../../assets/text/shakespeare/macbeth.txt");
+
+    /// The page's tiny-GPT mirror holds what a lab trained on the page holds, and the samples
+    /// are that lab's.
+    #[test]
+    fn the_tiny_gpt_trains_in_the_worker_as_on_the_page() {
+        use gradlab_sim::gpt::lab::GptMirror;
+        let mut worker = GptWorkerLab::default();
+        let plays = vec![("macbeth".to_string(), MACBETH.to_string())];
+        let FromWorker::GptBuilt(built) = ask(
+            &mut worker,
+            ToWorker::BuildGpt {
+                part: "lines".into(),
+                plays: plays.clone(),
+            },
+        ) else {
+            panic!("build");
+        };
+        assert_eq!(built.reductions, Reduction::ALL);
+        let config = GptScenario::by_id(TINY_GPT_TOKENS).expect("scenario").parts[0]
+            .config
+            .clone();
+        let corpus = Corpus::new(
+            &[Play {
+                name: "macbeth",
+                text: MACBETH,
+            }],
+            config.examples,
+            config.model.context,
+        )
+        .expect("corpus");
+        let mut on_page = GptLab::<f32>::new(config, corpus).expect("lab");
+        let mut mirror = GptMirror::new(built.reductions);
+        for steps in [1, 2] {
+            let FromWorker::GptAdvanced { taken, update } = ask(&mut worker, ToWorker::AdvanceGpt { steps }) else {
+                panic!("advance");
+            };
+            assert_eq!(taken, steps);
+            mirror.apply(update);
+            for _ in 0..steps {
+                on_page.step();
+            }
+        }
+        for (run, history) in on_page.runs().iter().zip(&mirror.histories) {
+            assert_eq!(&run.history, history);
+        }
+        let FromWorker::GptSampled { texts } = ask(
+            &mut worker,
+            ToWorker::SampleGpt {
+                prompt: "MACBETH.\n".into(),
+                count: 30,
+                temperature: 0.8,
+                seed: 1,
+            },
+        ) else {
+            panic!("sample");
+        };
+        assert_eq!(texts.len(), 3);
+        assert_eq!(texts[0], on_page.sample(0, "MACBETH.\n", 30, 0.8, 1));
+        let answer = ask(
+            &mut worker,
+            ToWorker::BuildGpt {
+                part: "sonnets".into(),
+                plays,
+            },
+        );
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("sonnets")),
+            "{answer:?}"
+        );
+        let answer = ask(&mut worker, ToWorker::AdvanceGpt { steps: 1 });
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("no tiny-GPT")),
+            "{answer:?}"
+        );
+    }
+
+    /// Each kind of worker refuses the other's requests with a message.
+    #[test]
+    fn each_worker_refuses_the_other_kinds_requests() {
+        let answer = ask(&mut WorkerLab::default(), ToWorker::AdvanceGpt { steps: 1 });
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message == NOT_HERE),
+            "{answer:?}"
+        );
+        let answer = ask(
+            &mut WorkerLab::default(),
+            ToWorker::BuildGpt {
+                part: "lines".into(),
+                plays: Vec::new(),
+            },
+        );
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message == NOT_HERE),
+            "{answer:?}"
+        );
+        let answer = ask(&mut GptWorkerLab::default(), ToWorker::Advance { steps: 1 });
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message == ONLY_GPT),
+            "{answer:?}"
+        );
+        let answer = ask(&mut GptWorkerLab::default(), ToWorker::RunningMeans);
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message == ONLY_GPT),
+            "{answer:?}"
+        );
+    }
+}
