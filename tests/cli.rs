@@ -165,6 +165,7 @@ fn a_tiny_gpt_export_names_nanogpts_tensors_and_holds_each_runs_gradient() {
         &gradlab(&["plot", "--scenario", "tiny_gpt_tokens"]),
         "plot and memory do not handle the tiny GPT yet",
     );
+    assert_clean_failure(&gradlab(&["config", "tiny_gpt_tokens"]), "is a tiny-GPT scenario");
 }
 
 #[test]

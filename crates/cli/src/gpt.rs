@@ -9,7 +9,9 @@ use serde::Serialize;
 
 use gradlab_sim::gpt::export::write_gpt_export;
 use gradlab_sim::gpt::lab::{GptLab, GptLabConfig, GptStepRecord, Reduction};
-use gradlab_sim::gpt::scenario::{GptPart, GptScenario};
+use gradlab_sim::gpt::scenario::{
+    GptPart, GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT as PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE,
+};
 use gradlab_sim::gpt::text::{Corpus, ExampleKind, Play};
 use gradlab_sim::real::Real;
 
@@ -32,12 +34,6 @@ pub const PLAYS: [Play<'static>; 4] = [
         text: include_str!("../../../assets/text/shakespeare/romeo_and_juliet.txt"),
     },
 ];
-
-/// The prompt every run's sample continues, so that samples compare.
-const PROMPT: &str = "MACBETH.\n";
-const SAMPLE_CHARS: usize = 120;
-const SAMPLE_TEMPERATURE: f64 = 0.8;
-const SAMPLE_SEED: u64 = 1;
 
 #[allow(
     clippy::disallowed_methods,
@@ -120,7 +116,6 @@ pub fn run<T: Real>(
     progress: &dyn Fn(u64),
     out: &mut dyn Write,
 ) -> Result<()> {
-    let total = steps * scenario.parts.len() as u64;
     let mut json = Vec::new();
     let mut labs = Vec::new();
     for (index, part) in scenario.parts.iter().enumerate() {
@@ -131,7 +126,6 @@ pub fn run<T: Real>(
         }
         labs.push(lab);
     }
-    debug_assert_eq!(total, steps * labs.len() as u64);
     if print == Print::Csv {
         writeln!(
             out,

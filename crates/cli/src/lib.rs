@@ -381,6 +381,12 @@ fn boxed_lab(config: LabConfig, precision: Precision) -> Result<Lab<Box<dyn Trai
 fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Scenarios => output::scenarios(out)?,
+        Command::Config { scenario } if gradlab_sim::gpt::scenario::GptScenario::by_id(&scenario).is_some() => {
+            bail!(
+                "{scenario} is a tiny-GPT scenario, whose settings are not read from a config file yet; \
+                 `gradlab run --scenario {scenario} --format json` prints them with its numbers"
+            );
+        }
         Command::Config { scenario } => {
             let config = Scenario::by_id(&scenario).with_context(known_scenarios)?.config;
             writeln!(out, "{}", toml::to_string_pretty(&config)?)?;

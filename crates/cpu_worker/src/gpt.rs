@@ -60,6 +60,9 @@ impl Serve for GptWorkerLab {
     fn handle(&mut self, request: ToWorker) -> FromWorker {
         let answer = match request {
             ToWorker::BuildGpt { part, plays } => self.build(&part, &plays),
+            ToWorker::SampleGpt { temperature, .. } if !(temperature >= 0.0 && temperature.is_finite()) => {
+                Err(format!("a sampling temperature must be 0 or more, got {temperature}"))
+            }
             ToWorker::SampleGpt {
                 prompt,
                 count,

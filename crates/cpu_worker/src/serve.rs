@@ -25,7 +25,9 @@ fn js_error(error: &JsValue) -> String {
 pub fn serve_page<S: Serve + 'static>() {
     match js_sys::global().dyn_into::<web_sys::DedicatedWorkerGlobalScope>() {
         Ok(scope) => serve::<S>(scope),
-        Err(_) => web_sys::console::error_1(&"gradlab-cpu-worker runs only inside the Lab's CPU worker".into()),
+        Err(_) => web_sys::console::error_1(
+            &"this wasm runs only inside the worker it was built for (cpu-worker.js or gpt-worker.js)".into(),
+        ),
     }
 }
 

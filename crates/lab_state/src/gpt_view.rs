@@ -150,9 +150,11 @@ pub fn observed(mirror: &GptMirror) -> Option<Observed> {
         .zip(&mirror.histories)
         .filter(|(r, _)| r.accumulates())
         .map(|(&r, history)| {
+            // A run whose error is not a number (it diverged) has drifted as far as can be.
             let worst = history
                 .iter()
                 .filter_map(|h| h.grad_relative_error)
+                .map(|e| if e.is_nan() { f64::INFINITY } else { e })
                 .fold(None, |worst: Option<f64>, e| Some(worst.map_or(e, |w| w.max(e))));
             worst.map(|w| (r, w))
         })
@@ -286,6 +288,8 @@ mod tests {
         );
         let wrong = verdict(Prediction::NoneDrifts, &lines);
         assert_eq!(wrong.id, "gpt-verdict-wrong");
+        let diverged = observed(&mirror(f64::NAN, 0.0)).expect("a step");
+        assert_eq!(diverged.answer, Prediction::Drifts(Reduction::MicroBatchMean));
         let blocks = observed(&mirror(0.0, 0.0)).expect("a step");
         assert_eq!(blocks.answer, Prediction::NoneDrifts);
         assert!(observed(&GptMirror::new(Reduction::ALL.to_vec())).is_none());

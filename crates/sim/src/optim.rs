@@ -160,6 +160,7 @@ pub struct OptimizerState<T: Real> {
     /// Adam's second moment.
     second: Vec<T>,
     steps_taken: u32,
+    parameter_count: usize,
     /// Which parameters weight decay applies to; all when `None`. (nanoGPT decays its weight
     /// matrices and embeddings, never biases or LayerNorm parameters.)
     decayed: Option<Vec<bool>>,
@@ -179,14 +180,23 @@ impl<T: Real> OptimizerState<T> {
             first,
             second,
             steps_taken: 0,
+            parameter_count,
             decayed: None,
         }
     }
 
-    /// Weight decay only where `decayed` is true (one flag per parameter).
-    pub fn with_decay_mask(mut self, decayed: Vec<bool>) -> Self {
+    /// Weight decay only where `decayed` is true: one flag per parameter, `parameter_count` of
+    /// them (as [`OptimizerState::new`] was given).
+    pub fn with_decay_mask(mut self, decayed: Vec<bool>) -> Result<Self, ConfigError> {
+        let expected = self.parameter_count;
+        if decayed.len() != expected {
+            return Err(ConfigError::new(
+                "optimizer.weight_decay",
+                format!("a decay flag per parameter is needed: {} for {expected}", decayed.len()),
+            ));
+        }
         self.decayed = Some(decayed);
-        self
+        Ok(self)
     }
 
     pub fn steps_taken(&self) -> u32 {
@@ -202,11 +212,7 @@ impl<T: Real> OptimizerState<T> {
                 let wd = T::from_f64(weight_decay);
                 let decayed = self.decayed.as_deref();
                 for (i, (p, &g)) in params.iter_mut().zip(grads).enumerate() {
-                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
-                        T::ZERO
-                    } else {
-                        wd
-                    };
+                    let wd = decay_at(decayed, i, wd);
                     *p -= lr * (g + wd * *p);
                 }
             }
@@ -214,11 +220,7 @@ impl<T: Real> OptimizerState<T> {
                 let (mu, wd) = (T::from_f64(momentum), T::from_f64(weight_decay));
                 let decayed = self.decayed.as_deref();
                 for (i, ((p, &g), v)) in params.iter_mut().zip(grads).zip(&mut self.first).enumerate() {
-                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
-                        T::ZERO
-                    } else {
-                        wd
-                    };
+                    let wd = decay_at(decayed, i, wd);
                     *v = mu * *v + g + wd * *p;
                     *p -= lr * *v;
                 }
@@ -249,11 +251,7 @@ impl<T: Real> OptimizerState<T> {
                     .zip(&mut self.second)
                     .enumerate()
                 {
-                    let wd = if decayed.is_some_and(|mask| mask.get(i) == Some(&false)) {
-                        T::ZERO
-                    } else {
-                        wd
-                    };
+                    let wd = decay_at(decayed, i, wd);
                     let g = if decoupled {
                         *p -= lr * wd * *p;
                         g
@@ -268,6 +266,16 @@ impl<T: Real> OptimizerState<T> {
                 }
             }
         }
+    }
+}
+
+/// The weight decay of parameter `index`: none where the mask says so.
+#[inline(always)]
+fn decay_at<T: Real>(decayed: Option<&[bool]>, index: usize, weight_decay: T) -> T {
+    if decayed.is_some_and(|mask| mask.get(index) == Some(&false)) {
+        T::ZERO
+    } else {
+        weight_decay
     }
 }
 
@@ -393,6 +401,27 @@ impl ScheduleSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nanoGPT's AdamW: decay on the flagged parameters only, and the flags must cover them all.
+    #[test]
+    fn a_decay_mask_spares_the_parameters_it_names() {
+        let spec = OptimizerSpec::AdamW {
+            beta1: 0.9,
+            beta2: 0.99,
+            eps: 1e-8,
+            weight_decay: 0.5,
+        };
+        let mut state = OptimizerState::<f64>::new(spec, 2)
+            .with_decay_mask(vec![true, false])
+            .expect("one flag per parameter");
+        let mut params = [1.0, 1.0];
+        state.step(&mut params, &[0.0, 0.0], 0.1);
+        assert_eq!(params, [1.0 - 0.1 * 0.5, 1.0]);
+        let error = OptimizerState::<f64>::new(spec, 3)
+            .with_decay_mask(vec![true])
+            .expect_err("too few flags");
+        assert!(error.message.contains("1 for 3"), "{error}");
+    }
 
     #[test]
     fn sgd_moves_against_the_gradient() {

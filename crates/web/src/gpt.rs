@@ -20,6 +20,7 @@ use gradlab_lab_state::gpt_view::{observed, verdict, window_rows, GptChart, Pred
 use gradlab_lab_state::numbers::readable;
 use gradlab_plot::ChartLook;
 use gradlab_sim::gpt::lab::{GptMirror, Reduction};
+use gradlab_sim::gpt::scenario::{SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
 
 /// The plays, as `assets/text/shakespeare/` holds them.
 const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_juliet"];
@@ -27,10 +28,6 @@ const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_julie
 const STEPS_PER_REQUEST: u64 = 2;
 /// Samples are redrawn every this many steps.
 const SAMPLE_EVERY: u64 = 20;
-const SAMPLE_PROMPT: &str = "MACBETH.\n";
-const SAMPLE_CHARS: usize = 120;
-const SAMPLE_TEMPERATURE: f64 = 0.8;
-const SAMPLE_SEED: u64 = 1;
 
 /// The scenario's two parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +107,9 @@ pub fn GptPage() -> impl IntoView {
             signals.playing.set(false);
             send(Command::Pause);
         } else {
+            // Busy from the click on, so that nothing reads the page as settled before the
+            // training task has seen the command.
+            signals.working.set(true);
             signals.playing.set(true);
             send(Command::Play);
         }
@@ -117,6 +117,7 @@ pub fn GptPage() -> impl IntoView {
     let choose_part = move |chosen: Part| {
         if part.get_untracked() != chosen {
             part.set(chosen);
+            signals.working.set(true);
             signals.playing.set(false);
             prediction.set(None);
             send(Command::Part(chosen));
@@ -375,10 +376,13 @@ async fn sample(worker: &CpuWorker, signals: Signals) -> Result<(), String> {
         temperature: SAMPLE_TEMPERATURE,
         seed: SAMPLE_SEED,
     };
-    if let FromWorker::GptSampled { texts } = ask(worker, &request, &|| true).await? {
-        let _ = signals.samples.try_set(texts);
+    match ask(worker, &request, &|| true).await? {
+        FromWorker::GptSampled { texts } => {
+            let _ = signals.samples.try_set(texts);
+            Ok(())
+        }
+        other => Err(format!("the CPU worker answered {other:?}")),
     }
-    Ok(())
 }
 
 /// The page's training loop: build, then advance while playing, a part switch rebuilding.

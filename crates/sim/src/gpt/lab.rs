@@ -244,6 +244,28 @@ impl<T: Real> GptLab<T> {
                 ),
             ));
         }
+        let limit = config.model.context + 1;
+        let vocabulary = corpus.vocabulary.len();
+        for (split, examples) in [("train", &corpus.train), ("validation", &corpus.validation)] {
+            let misfit = examples
+                .iter()
+                .find(|e| e.len() < 2 || e.len() > limit || e.iter().any(|&id| id as usize >= vocabulary));
+            if let Some(example) = misfit {
+                return Err(ConfigError::new(
+                    "text",
+                    format!(
+                        "a {split} example of {} characters does not fit the model: 2 to {limit} characters of its {vocabulary}-character vocabulary",
+                        example.len()
+                    ),
+                ));
+            }
+        }
+        if config.eval_every > 0 && (config.eval_examples == 0 || corpus.validation.is_empty()) {
+            return Err(ConfigError::new(
+                "eval_examples",
+                "measuring the validation loss needs at least one held-out example",
+            ));
+        }
         let layout = GptLayout::new(config.model, corpus.vocabulary.len());
         let initial: Vec<T> = layout.initialize(config.seed).into_iter().map(T::from_f64).collect();
         let decayed: Vec<bool> = layout
@@ -254,14 +276,16 @@ impl<T: Real> GptLab<T> {
         let runs = config
             .runs
             .iter()
-            .map(|&reduction| GptRun {
-                reduction,
-                params: initial.clone(),
-                grads: vec![T::ZERO; initial.len()],
-                optimizer: OptimizerState::new(config.optimizer, initial.len()).with_decay_mask(decayed.clone()),
-                history: Vec::new(),
+            .map(|&reduction| -> Result<GptRun<T>, ConfigError> {
+                Ok(GptRun {
+                    reduction,
+                    params: initial.clone(),
+                    grads: vec![T::ZERO; initial.len()],
+                    optimizer: OptimizerState::new(config.optimizer, initial.len()).with_decay_mask(decayed.clone())?,
+                    history: Vec::new(),
+                })
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut lab = Self {
             model: GptModel::new(layout),
             order: (0..corpus.train.len()).collect(),
@@ -491,7 +515,7 @@ impl GptMirror {
         self.histories.get(index).map(Vec::as_slice)
     }
 
-    /// Each run's last validation loss, if measured yet.
+    /// Run `run`'s last validation loss, if measured yet.
     pub fn last_validation_loss(&self, run: usize) -> Option<f64> {
         self.histories.get(run)?.iter().rev().find_map(|r| r.validation_loss)
     }

@@ -149,7 +149,11 @@ impl<T: Real> GptModel<T> {
     }
 
     /// The next-token probabilities after `inputs` (its last `context` tokens).
+    /// Empty without inputs, or with an id outside the vocabulary.
     pub fn next_token_probs(&mut self, params: &[T], inputs: &[u32]) -> Vec<T> {
+        if inputs.is_empty() || inputs.iter().any(|&id| id as usize >= self.layout.vocab) {
+            return Vec::new();
+        }
         let start = inputs.len().saturating_sub(self.layout.spec.context);
         let mut example = inputs[start..].to_vec();
         example.push(0); // a target the caller never reads
@@ -159,9 +163,10 @@ impl<T: Real> GptModel<T> {
         self.probs[last * v..(last + 1) * v].to_vec()
     }
 
-    /// `count` characters after `prompt`: greedy when `temperature` is 0, else sampled from
-    /// the softmax at that temperature with a seeded generator (the same text for the same
-    /// weights, prompt and seed).
+    /// `count` characters after `prompt`: greedy when `temperature` is 0 (or not a positive
+    /// number), else sampled from the softmax at that temperature with a seeded generator (the
+    /// same text for the same weights, prompt and seed). Nothing after an empty prompt or one
+    /// with an id outside the vocabulary.
     ///
     /// The model sees at most a context of text, which starts at a line's beginning where
     /// `line_break` says lines end: once the context is full, it restarts after the last line
@@ -182,15 +187,18 @@ impl<T: Real> GptModel<T> {
         let context = self.layout.spec.context;
         let mut start = tokens.len().saturating_sub(context);
         for _ in 0..count {
-            if tokens.len() - start >= context {
+            if tokens.len() - start > context {
                 let window = &tokens[start..];
                 start = match line_break.and_then(|b| window.iter().rposition(|&t| t == b)) {
                     Some(at) if at + 1 < window.len() => start + at + 1,
-                    _ => tokens.len() + 1 - context,
+                    _ => tokens.len() - context,
                 };
             }
             let probs = self.next_token_probs(params, &tokens[start..]);
-            let next = if temperature <= 0.0 {
+            if probs.is_empty() {
+                break;
+            }
+            let next = if !(temperature > 0.0 && temperature.is_finite()) {
                 let mut best = 0;
                 for (i, p) in probs.iter().enumerate() {
                     if *p > probs[best] {
@@ -199,8 +207,13 @@ impl<T: Real> GptModel<T> {
                 }
                 best
             } else {
-                // p^(1/t), renormalized: the softmax of logits / t.
-                let weights: Vec<f64> = probs.iter().map(|p| libm::pow(p.to_f64(), 1.0 / temperature)).collect();
+                // (p / p_max)^(1/t), renormalized: the softmax of logits / t, which never
+                // underflows to all zeros (the likeliest character weighs 1).
+                let ln_max = probs.iter().fold(f64::NEG_INFINITY, |m, p| m.max(p.to_f64())).ln();
+                let weights: Vec<f64> = probs
+                    .iter()
+                    .map(|p| libm::exp((libm::log(p.to_f64()) - ln_max) / temperature))
+                    .collect();
                 let total: f64 = weights.iter().sum();
                 let mut draw = rng.uniform() * total;
                 let mut chosen = weights.len() - 1;
@@ -215,7 +228,7 @@ impl<T: Real> GptModel<T> {
             };
             tokens.push(next as u32);
         }
-        tokens.split_off(prompt.len())
+        tokens.split_off(prompt.len().min(tokens.len()))
     }
 
     fn forward(&mut self, params: &[T], examples: &[&[u32]], loss_total: T) -> T {

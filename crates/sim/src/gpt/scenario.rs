@@ -11,6 +11,13 @@ pub const TINY_GPT_TOKENS: &str = "tiny_gpt_tokens";
 /// Every tiny-GPT scenario id.
 pub const GPT_SCENARIO_IDS: [&str; 1] = [TINY_GPT_TOKENS];
 
+/// How the CLI and the page sample each run's text, so that both show the same continuation of
+/// the same prompt for the same weights.
+pub const SAMPLE_PROMPT: &str = "MACBETH.\n";
+pub const SAMPLE_CHARS: usize = 120;
+pub const SAMPLE_TEMPERATURE: f64 = 0.8;
+pub const SAMPLE_SEED: u64 = 1;
+
 /// One part of a scenario: a label and its lab.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GptPart {

@@ -35,7 +35,7 @@ impl Default for GptSpec {
     }
 }
 
-/// The ranges the Lab offers, as `(field, low, high)`.
+/// The ranges the Lab offers, as `(field, low, high)`, in the order of [`GptSpec`]'s fields.
 pub const LIMITS: [(&str, usize, usize); 4] = [
     ("layers", 1, 4),
     ("embedding", 16, 128),
@@ -45,13 +45,8 @@ pub const LIMITS: [(&str, usize, usize); 4] = [
 
 impl GptSpec {
     pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
-        for (name, low, high) in LIMITS {
-            let value = match name {
-                "layers" => self.layers,
-                "embedding" => self.embedding,
-                "heads" => self.heads,
-                _ => self.context,
-            };
+        let values = [self.layers, self.embedding, self.heads, self.context];
+        for ((name, low, high), value) in LIMITS.into_iter().zip(values) {
             if !(low..=high).contains(&value) {
                 return Err(ConfigError::new(
                     format!("{field}.{name}"),

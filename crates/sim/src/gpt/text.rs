@@ -100,7 +100,7 @@ pub struct Corpus {
     pub validation: Vec<Vec<u32>>,
 }
 
-/// Every tenth speech of a play's end is held out: its last `1 / HELD_OUT` share.
+/// A play's last `1 / HELD_OUT` of speeches is held out.
 const HELD_OUT: usize = 10;
 
 impl Corpus {
@@ -169,7 +169,9 @@ fn speeches(text: &str) -> Vec<String> {
     let mut speeches = Vec::new();
     let mut current = String::new();
     let mut flush = |current: &mut String| {
-        let heading = current.starts_with("ACT ") || current.starts_with("SCENE ");
+        // `ACT II.`, `SCENE I. Elsinore.`, and Hamlet's `Scene II.` / `Act III.` alike.
+        let first = current.to_ascii_uppercase();
+        let heading = first.starts_with("ACT ") || first.starts_with("SCENE ");
         if !current.is_empty() && !heading {
             speeches.push(std::mem::take(current));
         }
@@ -221,7 +223,7 @@ fn cut_blocks(text: &str, limit: usize) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const PLAY: &str = "MACBETH\n\nPersons Represented\n\nDUNCAN, King.\n\nACT I.\n\nSCENE I. An open Place.\n\n\
+    const PLAY: &str = "MACBETH\n\nPersons Represented\n\nDUNCAN, King.\n\nACT I.\n\nSCENE I. An open Place.\n\nScene II. A heath.\n\n\
         FIRST WITCH.\nWhen shall we three meet again\nIn thunder, lightning, or in rain?\n\n\
         SECOND WITCH.\nHail!\n\nTHIRD WITCH.\nAll hail, Macbeth! that shalt be king hereafter!\n\n\
         A.\nOne\n\nB.\nTwo\n\nC.\nThree\n\nD.\nFour\n\nE.\nFive\n\nF.\nSix\n\nG.\nSeven\n";
