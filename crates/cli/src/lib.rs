@@ -205,7 +205,12 @@ impl Source {
     }
 
     fn steps(&self, config: &LabConfig) -> Result<u64> {
-        let steps = self.steps.unwrap_or(config.steps);
+        self.steps_or(config.steps)
+    }
+
+    /// `--steps`, else `default`, within the range every experiment takes.
+    fn steps_or(&self, default: u64) -> Result<u64> {
+        let steps = self.steps.unwrap_or(default);
         if steps == 0 || steps > gradlab_sim::lab::MAX_STEPS {
             bail!(
                 "--steps must be between 1 and {}, got {steps}",
@@ -393,13 +398,7 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
         }
         Command::Run { source, format, every } if source.gpt_scenario().is_some() => {
             let scenario = source.gpt_scenario().context("checked by the guard")?;
-            let steps = source.steps.unwrap_or(scenario.steps);
-            if steps == 0 || steps > gradlab_sim::lab::MAX_STEPS {
-                bail!(
-                    "--steps must be between 1 and {}, got {steps}",
-                    gradlab_sim::lab::MAX_STEPS
-                );
-            }
+            let steps = source.steps_or(scenario.steps)?;
             let print = match format {
                 Format::Table => gpt::Print::Table {
                     every: every.unwrap_or((steps / 20).max(1)).max(1),
@@ -418,13 +417,7 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             let scenario = source.gpt_scenario().context("checked by the guard")?;
             // Every step holds each run's gradient and parameters (about 113k numbers each for
             // the default model): a few steps are what a replay needs.
-            let steps = source.steps.unwrap_or(gpt::EXPORT_STEPS);
-            if steps == 0 || steps > gradlab_sim::lab::MAX_STEPS {
-                bail!(
-                    "--steps must be between 1 and {}, got {steps}",
-                    gradlab_sim::lab::MAX_STEPS
-                );
-            }
+            let steps = source.steps_or(gpt::EXPORT_STEPS)?;
             let progress = Progress::new(steps * scenario.parts.len() as u64, source.quiet);
             let written = if path.as_os_str() == "-" {
                 gpt::export(&scenario, steps, source.precision == Precision::F64, out, &progress)?;

@@ -21,6 +21,7 @@ use gradlab_lab_state::numbers::readable;
 use gradlab_plot::ChartLook;
 use gradlab_sim::gpt::lab::{GptMirror, Reduction};
 use gradlab_sim::gpt::scenario::{SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
+use gradlab_sim::gpt::text::ExampleKind;
 
 /// The plays, as `assets/text/shakespeare/` holds them.
 const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_juliet"];
@@ -28,24 +29,6 @@ const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_julie
 const STEPS_PER_REQUEST: u64 = 2;
 /// Samples are redrawn every this many steps.
 const SAMPLE_EVERY: u64 = 20;
-
-/// The scenario's two parts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Lines,
-    Blocks,
-}
-
-impl Part {
-    const ALL: [Part; 2] = [Part::Lines, Part::Blocks];
-
-    fn id(self) -> &'static str {
-        match self {
-            Part::Lines => "lines",
-            Part::Blocks => "blocks",
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
@@ -67,7 +50,7 @@ impl Status {
 enum Command {
     Play,
     Pause,
-    Part(Part),
+    Part(ExampleKind),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +77,7 @@ pub fn GptPage() -> impl IntoView {
         working: RwSignal::new(true),
         samples: RwSignal::new(Vec::new()),
     };
-    let part = RwSignal::new(Part::Lines);
+    let part = RwSignal::new(ExampleKind::Lines);
     let prediction = RwSignal::new(None::<Prediction>);
     let (sender, receiver) = mpsc::unbounded::<Command>();
     let sender = StoredValue::new(sender);
@@ -114,7 +97,7 @@ pub fn GptPage() -> impl IntoView {
             send(Command::Play);
         }
     };
-    let choose_part = move |chosen: Part| {
+    let choose_part = move |chosen: ExampleKind| {
         if part.get_untracked() != chosen {
             part.set(chosen);
             signals.working.set(true);
@@ -132,7 +115,7 @@ pub fn GptPage() -> impl IntoView {
             <ModelSummary signals=signals />
             <fieldset class="gpt-parts">
                 <legend>{tr("gpt-part-legend")}</legend>
-                {Part::ALL.into_iter().map(|p| view! {
+                {ExampleKind::ALL.into_iter().map(|p| view! {
                     <label>
                         <input type="radio" name="gpt-part" value=p.id() data-testid=format!("gpt-part-{}", p.id())
                             prop:checked=move || part.get() == p on:change=move |_| choose_part(p) />
@@ -187,7 +170,11 @@ fn ModelSummary(signals: Signals) -> impl IntoView {
 }
 
 #[component]
-fn PredictionView(signals: Signals, prediction: RwSignal<Option<Prediction>>, part: RwSignal<Part>) -> impl IntoView {
+fn PredictionView(
+    signals: Signals,
+    prediction: RwSignal<Option<Prediction>>,
+    part: RwSignal<ExampleKind>,
+) -> impl IntoView {
     let answer = move || {
         let chosen = prediction.get()?;
         let seen = signals.mirror.with(observed)?;
@@ -353,7 +340,12 @@ async fn ask(worker: &CpuWorker, request: &ToWorker, keep_going: &dyn Fn() -> bo
     }
 }
 
-async fn build(worker: &CpuWorker, part: Part, plays: &[(String, String)], signals: Signals) -> Result<(), String> {
+async fn build(
+    worker: &CpuWorker,
+    part: ExampleKind,
+    plays: &[(String, String)],
+    signals: Signals,
+) -> Result<(), String> {
     let _ = signals.status.try_set(Status::Loading);
     let request = ToWorker::BuildGpt {
         part: part.id().to_string(),
@@ -397,7 +389,7 @@ async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals) {
 async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -> Result<(), String> {
     let worker = CpuWorker::spawn_gpt().await?;
     let plays = fetch_plays().await?;
-    build(&worker, Part::Lines, &plays, signals).await?;
+    build(&worker, ExampleKind::Lines, &plays, signals).await?;
     // The step the samples show.
     let mut sampled_at = 0;
     let steps_now = || signals.mirror.try_with_untracked(|m| m.steps_taken).unwrap_or(0);

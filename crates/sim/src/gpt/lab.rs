@@ -218,6 +218,8 @@ pub struct GptLab<T: Real> {
     epoch: u64,
     step: u64,
     reference: Vec<T>,
+    /// The gradient a run applies (clipped), reused from step to step.
+    applied: Vec<T>,
     batch: Vec<usize>,
     window: Vec<MicroBatchTokens>,
 }
@@ -295,6 +297,7 @@ impl<T: Real> GptLab<T> {
             epoch: 0,
             step: 0,
             reference: vec![T::ZERO; initial.len()],
+            applied: vec![T::ZERO; initial.len()],
             batch: Vec::new(),
             window: Vec::new(),
             config,
@@ -418,11 +421,11 @@ impl<T: Real> GptLab<T> {
                 (None, None)
             };
             let grad_norm = global_norm(&run.grads).to_f64();
-            let mut applied = run.grads.clone();
+            self.applied.copy_from_slice(&run.grads);
             if let Some(max_norm) = self.config.clip {
-                clip_by_global_norm(&mut applied, max_norm);
+                clip_by_global_norm(&mut self.applied, max_norm);
             }
-            run.optimizer.step(&mut run.params, &applied, learning_rate);
+            run.optimizer.step(&mut run.params, &self.applied, learning_rate);
             run.history.push(GptStepRecord {
                 step: self.step,
                 train_loss: loss.to_f64() / window_tokens as f64,
@@ -460,13 +463,9 @@ impl<T: Real> GptLab<T> {
     /// left out of the prompt), greedy at temperature 0, else sampled with `seed`.
     pub fn sample(&mut self, run: usize, prompt: &str, count: usize, temperature: f64, seed: u64) -> String {
         let vocabulary = &self.corpus.vocabulary;
-        let ids: Vec<u32> = prompt
-            .chars()
-            .filter_map(|c| vocabulary.encode(c.encode_utf8(&mut [0; 4])).ok())
-            .flatten()
-            .collect();
+        let ids: Vec<u32> = prompt.chars().filter_map(|c| vocabulary.id(c)).collect();
         let ids = if ids.is_empty() { vec![0] } else { ids };
-        let line_break = vocabulary.encode("\n").ok().and_then(|ids| ids.first().copied());
+        let line_break = vocabulary.id('\n');
         let generated = self
             .model
             .generate(&self.runs[run].params, &ids, count, temperature, seed, line_break);
@@ -513,10 +512,5 @@ impl GptMirror {
     pub fn history(&self, reduction: Reduction) -> Option<&[GptStepRecord]> {
         let index = self.reductions.iter().position(|&r| r == reduction)?;
         self.histories.get(index).map(Vec::as_slice)
-    }
-
-    /// Run `run`'s last validation loss, if measured yet.
-    pub fn last_validation_loss(&self, run: usize) -> Option<f64> {
-        self.histories.get(run)?.iter().rev().find_map(|r| r.validation_loss)
     }
 }

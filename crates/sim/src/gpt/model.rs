@@ -46,6 +46,16 @@ impl Rows {
     fn count(&self) -> usize {
         self.tokens.len()
     }
+
+    /// Each example's first row, its length, and where its attention probabilities sit among
+    /// the micro-batch's (`[heads, len, len]` per example, one after the other).
+    fn attention_spans(&self, heads: Heads) -> impl Iterator<Item = (usize, usize, std::ops::Range<usize>)> + '_ {
+        self.sequences.iter().scan(0, move |at, &(start, len)| {
+            let probs = *at..*at + heads.probs_len(len);
+            *at = probs.end;
+            Some((start, len, probs))
+        })
+    }
 }
 
 /// What a LayerNorm keeps for its backward.
@@ -261,21 +271,22 @@ impl<T: Real> GptModel<T> {
                 &mut cache.qkv,
                 &mut self.transposed,
             );
-            let probs_len: usize = self.rows.sequences.iter().map(|&(_, len)| heads.probs_len(len)).sum();
+            let probs_len = self
+                .rows
+                .attention_spans(heads)
+                .last()
+                .map_or(0, |(_, _, probs)| probs.end);
             sized(&mut cache.probs, probs_len);
             sized(&mut cache.attn_y, rows * d);
-            let mut probs_at = 0;
-            for &(start, len) in &self.rows.sequences {
-                let n = heads.probs_len(len);
+            for (start, len, probs) in self.rows.attention_spans(heads) {
                 attention::forward(
                     heads,
                     &cache.qkv[start * 3 * d..(start + len) * 3 * d],
                     len,
-                    &mut cache.probs[probs_at..probs_at + n],
+                    &mut cache.probs[probs],
                     &mut cache.attn_y[start * d..(start + len) * d],
                     &mut self.dp,
                 );
-                probs_at += n;
             }
             linear_forward(
                 params,
@@ -427,19 +438,16 @@ impl<T: Real> GptModel<T> {
                 sized(&mut self.narrow, rows * d),
             );
             sized(&mut self.dqkv, rows * 3 * d);
-            let mut probs_at = 0;
-            for &(start, len) in &self.rows.sequences {
-                let n = heads.probs_len(len);
+            for (start, len, probs) in self.rows.attention_spans(heads) {
                 attention::backward(
                     heads,
                     &cache.qkv[start * 3 * d..(start + len) * 3 * d],
                     len,
-                    &cache.probs[probs_at..probs_at + n],
+                    &cache.probs[probs],
                     &self.narrow[start * d..(start + len) * d],
                     &mut self.dqkv[start * 3 * d..(start + len) * 3 * d],
                     &mut self.dp,
                 );
-                probs_at += n;
             }
             linear_backward(
                 params,

@@ -34,6 +34,9 @@ pub enum ExampleKind {
 }
 
 impl ExampleKind {
+    pub const ALL: [ExampleKind; 2] = [ExampleKind::Lines, ExampleKind::Blocks];
+
+    /// Its name, also the tiny-GPT scenario's part that cuts the text this way.
     pub fn id(self) -> &'static str {
         match self {
             ExampleKind::Lines => "lines",
@@ -68,11 +71,14 @@ impl Vocabulary {
         &self.chars
     }
 
+    /// The id of `c`, if the vocabulary has it.
+    pub fn id(&self, c: char) -> Option<u32> {
+        self.chars.binary_search(&c).ok().map(|i| i as u32)
+    }
+
     /// The ids of `text`, or the first character the vocabulary lacks.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, char> {
-        text.chars()
-            .map(|c| self.chars.binary_search(&c).map(|i| i as u32).map_err(|_| c))
-            .collect()
+        text.chars().map(|c| self.id(c).ok_or(c)).collect()
     }
 
     /// The text of `ids`; an id outside the vocabulary reads as U+FFFD.
