@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod engine;
+pub mod gpt;
 pub mod kernels;
 pub mod lab;
 pub mod ops;

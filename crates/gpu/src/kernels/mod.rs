@@ -8,7 +8,8 @@
 //! (tests/shaders.rs) checks `P`'s size, field names, types and offsets against naga's layout of
 //! the generated struct, and that no `.wgsl` writes a uniform or a mode code by hand.
 //!
-//! The kernels live in family modules (linear, first_and_output, norm, output, reduce, optimizer), each with its
+//! The kernels live in family modules (linear, first_and_output, norm, output, reduce,
+//! optimizer, and the tiny GPT's residual and attention), each with its
 //! parameter structs, modes, kernel constants, shape checks and `GpuOps` dispatch methods.
 //!
 //! Adding a kernel touches its family module and its `.wgsl` file (storage bindings from 1, no
@@ -63,9 +64,10 @@ pub struct KernelInfo {
     pub storage: &'static [Access],
 }
 
-/// The mode codes the kernels compare with, as WGSL constants: generated into every kernel
-/// from the Rust enums, so that no `.wgsl` writes a code as a literal (tests/shaders.rs checks).
-pub const MODE_CONSTANTS: [(&str, u32); 12] = [
+/// The mode codes the kernels compare with (and the places of a token row's fields), as WGSL
+/// constants: generated into every kernel from the Rust enums, so that no `.wgsl` writes a code
+/// as a literal (tests/shaders.rs checks).
+pub const MODE_CONSTANTS: [(&str, u32); 16] = [
     ("ACTIVATION_IDENTITY", ActivationCode::Identity as u32),
     ("ACTIVATION_RELU", ActivationCode::Relu as u32),
     ("ACTIVATION_TANH", ActivationCode::Tanh as u32),
@@ -78,6 +80,10 @@ pub const MODE_CONSTANTS: [(&str, u32); 12] = [
     ("OPTIMIZER_MOMENTUM", OptimizerKind::Momentum as u32),
     ("OPTIMIZER_ADAM", OptimizerKind::Adam as u32),
     ("OPTIMIZER_ADAMW", OptimizerKind::AdamW as u32),
+    ("ROW_TOKEN", TokenRowField::Token as u32),
+    ("ROW_POSITION", TokenRowField::Position as u32),
+    ("ROW_LENGTH", TokenRowField::Length as u32),
+    ("ROW_PROBS", TokenRowField::Probs as u32),
 ];
 
 impl KernelInfo {
@@ -207,32 +213,38 @@ macro_rules! with_activations {
     };
 }
 
+pub mod attention;
 pub mod first_and_output;
 pub mod linear;
 pub mod norm;
 pub mod optimizer;
 pub mod output;
 pub mod reduce;
+pub mod residual;
 
+pub use attention::*;
 pub use first_and_output::*;
 pub use linear::*;
 pub use norm::*;
 pub use optimizer::*;
 pub use output::*;
 pub use reduce::*;
+pub use residual::*;
 
 /// The kernel families, each at its `FAMILY` (a kernel's [`KernelId::family`]).
 #[allow(
     unused_qualifications,
     reason = "every family's list is named by its module; the glob re-exports above let one of them resolve unqualified"
 )]
-pub const FAMILIES: [&[KernelInfo]; 6] = [
+pub const FAMILIES: [&[KernelInfo]; 8] = [
     linear::KERNELS,
     first_and_output::KERNELS,
     norm::KERNELS,
     output::KERNELS,
     reduce::KERNELS,
     optimizer::KERNELS,
+    residual::KERNELS,
+    attention::KERNELS,
 ];
 
 /// Every kernel, family by family: for the validation test and for building pipelines.
