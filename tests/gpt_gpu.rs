@@ -17,11 +17,12 @@ mod common;
 use backends::gpu_device;
 use common::relative;
 use gradlab::gpu::context::GpuContext;
-use gradlab::gpu::gpt::{GptGpuModel, RowSlot, TokenRows};
+use gradlab::gpu::gpt::{GptGpuLab, GptGpuModel, RowSlot, TokenRows};
 use gradlab::gpu::kernels::{AttentionParams, ResidualParams};
 use gradlab::gpu::ops::{GpuOps, Recorder, Submitter};
 use gradlab::gpu::readback::read_f32;
 use gradlab::sim::gpt::attention::{self, Heads};
+use gradlab::sim::gpt::lab::{GptLab, GptLabConfig};
 use gradlab::sim::gpt::model::GptModel;
 use gradlab::sim::gpt::spec::{GptLayout, GptSpec};
 use gradlab::sim::gpt::text::{Corpus, ExampleKind, Play};
@@ -392,4 +393,93 @@ fn rows_outside_the_model_are_refused_before_any_dispatch() {
     let rows = TokenRows::new(&layout, &[&fits, &[0, 1]]).unwrap();
     assert_eq!(rows.count(), 17);
     assert_eq!(rows.probs_len, 2 * 16 * 16 + 2);
+}
+
+fn lab_config(kind: ExampleKind) -> GptLabConfig {
+    GptLabConfig {
+        model: GptSpec {
+            layers: 2,
+            embedding: 32,
+            heads: 4,
+            context: 32,
+        },
+        examples: kind,
+        batch: 8,
+        micro_batches: 4,
+        eval_every: 4,
+        eval_examples: 20,
+        ..GptLabConfig::default()
+    }
+}
+
+fn macbeth(kind: ExampleKind, context: usize) -> Corpus {
+    Corpus::new(
+        &[Play {
+            name: "macbeth",
+            text: MACBETH,
+        }],
+        kind,
+        context,
+    )
+    .unwrap()
+}
+
+/// The GPU lab's steps against the CPU lab's in f64: every record within the tolerance, and
+/// where accumulation must equal the full batch it does exactly (a reported error of 0).
+fn gpu_lab_takes_the_cpu_labs_steps(kind: ExampleKind) {
+    let Some((context, ops)) = gpu_device() else { return };
+    let config = lab_config(kind);
+    let steps = 9;
+    let mut cpu = GptLab::<f64>::new(config.clone(), macbeth(kind, 32)).unwrap();
+    for _ in 0..steps {
+        cpu.step();
+    }
+    let mut gpu = GptGpuLab::new(context, ops.clone(), config, macbeth(kind, 32)).unwrap();
+    pollster::block_on(gpu.advance(steps)).unwrap();
+    assert_eq!(gpu.step_count(), steps);
+    assert_eq!(gpu.last_batch(), cpu.last_batch());
+    assert_eq!(gpu.window(), cpu.window());
+    let close = |what: &str, g: f64, c: f64| {
+        assert!(
+            (g - c).abs() <= TOLERANCE * c.abs().max(1e-3),
+            "{kind:?} {what}: GPU {g} against CPU {c}"
+        );
+    };
+    for (r, (reduction, history)) in gpu.histories().enumerate() {
+        let cpu_run = &cpu.runs()[r];
+        assert_eq!(reduction, cpu_run.reduction);
+        assert_eq!(history.len(), cpu_run.history.len());
+        for (g, c) in history.iter().zip(&cpu_run.history) {
+            let at = format!("{reduction:?} step {}", c.step);
+            assert_eq!(g.step, c.step);
+            close(&format!("{at} train loss"), g.train_loss, c.train_loss);
+            close(&format!("{at} gradient norm"), g.grad_norm, c.grad_norm);
+            assert_eq!(g.validation_loss.is_some(), c.validation_loss.is_some(), "{at}");
+            if let (Some(gv), Some(cv)) = (g.validation_loss, c.validation_loss) {
+                close(&format!("{at} validation loss"), gv, cv);
+            }
+            match (g.grad_relative_error, c.grad_relative_error) {
+                (Some(ge), Some(0.0)) => assert_eq!(ge, 0.0, "{at}: must equal the full batch"),
+                (Some(ge), Some(ce)) => close(&format!("{at} gradient error"), ge, ce),
+                (ge, ce) => assert_eq!(ge.is_some(), ce.is_some(), "{at}"),
+            }
+        }
+        let gpu_params: Vec<f64> = pollster::block_on(gpu.read_parameters(r))
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let error = relative(&gpu_params, cpu_run.params());
+        assert!(error < TOLERANCE, "{kind:?} {reduction:?}: parameters off by {error:e}");
+    }
+}
+
+#[test]
+fn the_gpu_lab_takes_the_cpu_labs_steps_on_lines() {
+    gpu_lab_takes_the_cpu_labs_steps(ExampleKind::Lines);
+}
+
+#[test]
+fn the_gpu_lab_takes_the_cpu_labs_steps_on_blocks() {
+    gpu_lab_takes_the_cpu_labs_steps(ExampleKind::Blocks);
 }

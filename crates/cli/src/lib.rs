@@ -503,8 +503,8 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             gpt_steps,
         } => {
             bench::run(steps, engines, out)?;
-            if gpt_steps > 0 && engines != bench::Engines::Gpu {
-                gpt::bench(gpt_steps, out)?;
+            if gpt_steps > 0 {
+                gpt::bench(gpt_steps, engines, out)?;
             }
         }
         Command::Plan(args) => {

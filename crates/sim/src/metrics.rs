@@ -79,6 +79,12 @@ pub fn compare_gradients<T: Real>(gradient: &[T], reference: &[T]) -> (f64, f64)
         norm_g += g * g;
         norm_r += r * r;
     }
+    comparison_from_sums(norm_g, dot, norm_r, diff)
+}
+
+/// (relative error, cosine) of a gradient against its reference from the sums an engine
+/// reduced: `Σ g²`, `Σ g·r`, `Σ r²` and `Σ (g − r)²`.
+pub fn comparison_from_sums(norm_g: f64, dot: f64, norm_r: f64, diff: f64) -> (f64, f64) {
     let relative = libm::sqrt(diff) / libm::sqrt(norm_r).max(f64::MIN_POSITIVE);
     let cosine = dot / (libm::sqrt(norm_g) * libm::sqrt(norm_r)).max(f64::MIN_POSITIVE);
     (relative, cosine)

@@ -3,8 +3,10 @@
 //! one workspace of activations ([`model`]). The same operations as the CPU engine
 //! (`gradlab_sim::gpt::model`), in the same order, each tested against it.
 
+pub mod lab;
 pub mod model;
 pub mod rows;
 
+pub use lab::GptGpuLab;
 pub use model::{GptGpuModel, GptWorkspaceBytes};
 pub use rows::{RowSlot, TokenRows};

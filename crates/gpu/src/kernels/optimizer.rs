@@ -6,6 +6,8 @@
     reason = "each family takes what it needs of the shared kernel definitions"
 )]
 use super::*;
+use crate::ops::{check, GpuOps, Recorder};
+use crate::GpuError;
 use gradlab_sim::optim::OptimizerSpec;
 
 /// This family's place in [`FAMILIES`].
@@ -32,7 +34,7 @@ kernel_params! {
 }
 
 kernel_params! {
-    /// One optimizer step over every parameter (optimizer.wgsl).
+    /// One optimizer step over `len` parameters from `offset` (optimizer.wgsl).
     pub struct OptimizerParams {
         pub len: u32,
         /// An [`OptimizerKind`].
@@ -45,8 +47,10 @@ kernel_params! {
         pub momentum: f32,
         pub correction1: f32,
         pub correction2: f32,
+        /// The first parameter updated (`len` from there): a range whose settings differ from
+        /// the rest's (the tiny GPT's AdamW decays only its matrices).
+        pub offset: u32,
         pub pad0: u32,
-        pub pad1: u32,
     }
 }
 
@@ -84,8 +88,8 @@ impl OptimizerParams {
             momentum: momentum as f32,
             correction1: correction(beta1),
             correction2: correction(beta2),
+            offset: 0,
             pad0: 0,
-            pad1: 0,
         }
     }
 }
@@ -163,6 +167,50 @@ pub const GRADIENT_NORM_AND_OPTIMIZER: Kernel<GradientNormAndOptimizerParams, 6>
     64,
     &[R, R, RW, RW, RW, RW],
 );
+
+impl GpuOps {
+    /// Scales `grads` (`params.len` values) by `max_norm / (norm + 1e-6)` where that is below
+    /// 1, the squared norm read from `scalars[params.slot]`; adds the factor applied to
+    /// `scalars[params.factor_slot]`. (The MLP engine records its own.)
+    pub fn clip(
+        &self,
+        recorder: &mut Recorder,
+        params: ClipParams,
+        scalars: &wgpu::Buffer,
+        grads: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        check(
+            scalars,
+            u64::from(params.slot.max(params.factor_slot)) + 1,
+            "scalar slots",
+        )?;
+        check(grads, u64::from(params.len), "gradients")?;
+        self.run(recorder, &CLIP, &params, [scalars, grads], params.len)
+    }
+
+    /// One optimizer update of the `params.len` parameters from `params.offset`.
+    pub fn optimizer_update(
+        &self,
+        recorder: &mut Recorder,
+        params: OptimizerParams,
+        grads: &wgpu::Buffer,
+        values: &wgpu::Buffer,
+        first_moment: &wgpu::Buffer,
+        second_moment: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let end = u64::from(params.offset) + u64::from(params.len);
+        for (buffer, what) in [
+            (grads, "gradients"),
+            (values, "parameters"),
+            (first_moment, "first moments"),
+            (second_moment, "second moments"),
+        ] {
+            check(buffer, end, what)?;
+        }
+        let buffers = [grads, values, first_moment, second_moment];
+        self.run(recorder, &OPTIMIZER, &params, buffers, params.len)
+    }
+}
 
 /// The family's kernels, each at its `KernelId::index`.
 pub(super) const KERNELS: &[KernelInfo] = &[CLIP.info, OPTIMIZER.info, GRADIENT_NORM_AND_OPTIMIZER.info];

@@ -1,5 +1,6 @@
-// One optimizer update per parameter (shared/optimizer_update.wgsl), one invocation each. A
-// step whose gradient norm is recorded takes gradient_norm_and_optimizer.wgsl instead.
+// One optimizer update per parameter (shared/optimizer_update.wgsl), one invocation each, for
+// the `len` parameters from `offset`. A step whose gradient norm is recorded takes
+// gradient_norm_and_optimizer.wgsl instead.
 
 @group(0) @binding(1) var<storage, read> grads: array<f32>;
 @group(0) @binding(2) var<storage, read_write> params: array<f32>;
@@ -8,10 +9,10 @@
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    if i >= args.len {
+    if id.x >= args.len {
         return;
     }
+    let i = args.offset + id.x;
     let settings = OptimizerSettings(
         args.kind,
         args.learning_rate,

@@ -6,6 +6,8 @@
     reason = "each family takes what it needs of the shared kernel definitions"
 )]
 use super::*;
+use crate::ops::{check, GpuOps, Recorder};
+use crate::GpuError;
 
 /// This family's place in [`FAMILIES`].
 const FAMILY: usize = 4;
@@ -34,6 +36,13 @@ impl ReduceMode {
             Self::Comparison => 4,
             Self::PairSums => 2,
         }
+    }
+
+    /// The mode a kernel parameter names, if any.
+    pub fn from_code(code: u32) -> Option<Self> {
+        [Self::SumOfSquares, Self::Comparison, Self::PairSums, Self::InOrderSum]
+            .into_iter()
+            .find(|mode| *mode as u32 == code)
     }
 
     /// Whether the sum is serial from the start (no parallel partials first).
@@ -94,6 +103,44 @@ pub const REDUCE_SERIAL: Kernel<ReduceParams, 3> = Kernel::new(
     1,
     &[R, RW, RW],
 );
+
+impl GpuOps {
+    /// Reduces `params.len` elements of `a` (and `b`, as the mode says) into `scalars` from
+    /// `params.slot`: a tree mode's parallel half into `partials`
+    /// ([`REDUCE_PARTIALS_COUNT`] vec4s), then the serial half; an in-order sum from
+    /// `params.offset`. (The MLP engine records its own, with the optimizer step fused.)
+    pub fn reduce(
+        &self,
+        recorder: &mut Recorder,
+        params: ReduceParams,
+        a: &wgpu::Buffer,
+        b: &wgpu::Buffer,
+        partials: &wgpu::Buffer,
+        scalars: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let mode = ReduceMode::from_code(params.mode)
+            .ok_or_else(|| GpuError::Shape(format!("no reduction has mode code {}", params.mode)))?;
+        let (serial, slots) = (mode.is_serial(), u64::from(mode.slots()));
+        let end = u64::from(params.offset) + u64::from(params.len);
+        check(a, end, "reduced values")?;
+        if slots > 1 && !serial {
+            check(b, end, "reduced values (second operand)")?;
+        }
+        check(scalars, u64::from(params.slot) + slots, "scalar slots")?;
+        if params.loss_rows > 0 {
+            check(scalars, u64::from(params.loss_slot) + 1, "scalar slots (loss)")?;
+        }
+        if !serial {
+            if params.offset > 0 {
+                return Err(GpuError::Shape("a tree reduction starts at the first element".into()));
+            }
+            check(partials, 4 * REDUCE_PARTIALS_COUNT as u64, "reduction partials")?;
+            let invocations = REDUCE_PARTIALS_COUNT as u32;
+            self.run(recorder, &REDUCE_PARTIALS, &params, [a, b, partials], invocations)?;
+        }
+        self.run_one_group(recorder, &REDUCE_SERIAL, &params, [a, partials, scalars])
+    }
+}
 
 /// The family's kernels, each at its `KernelId::index`.
 pub(super) const KERNELS: &[KernelInfo] = &[REDUCE_PARTIALS.info, REDUCE_SERIAL.info];

@@ -158,6 +158,60 @@ impl GptLabConfig {
         }
         Ok(())
     }
+
+    /// The settings and that `corpus` fits them: cut for the model's context, a batch of
+    /// training examples, every example 2 to context + 1 ids of its vocabulary, and held-out
+    /// text wherever a validation loss is measured. Every engine's lab checks this first.
+    pub fn check_corpus(&self, corpus: &Corpus) -> Result<(), ConfigError> {
+        self.validate()?;
+        if corpus.context != self.model.context {
+            return Err(ConfigError::new(
+                "model.context",
+                format!(
+                    "the text was cut for a context of {}, not {}",
+                    corpus.context, self.model.context
+                ),
+            ));
+        }
+        if corpus.train.len() < self.batch {
+            return Err(ConfigError::new(
+                "batch",
+                format!(
+                    "the text has {} training examples, fewer than a batch of {}",
+                    corpus.train.len(),
+                    self.batch
+                ),
+            ));
+        }
+        let limit = self.model.context + 1;
+        let vocabulary = corpus.vocabulary.len();
+        for (split, examples) in [("train", &corpus.train), ("validation", &corpus.validation)] {
+            let misfit = examples
+                .iter()
+                .find(|e| e.len() < 2 || e.len() > limit || e.iter().any(|&id| id as usize >= vocabulary));
+            if let Some(example) = misfit {
+                return Err(ConfigError::new(
+                    "text",
+                    format!(
+                        "a {split} example of {} characters does not fit the model: 2 to {limit} characters of its {vocabulary}-character vocabulary",
+                        example.len()
+                    ),
+                ));
+            }
+        }
+        if self.eval_every > 0 && (self.eval_examples == 0 || corpus.validation.is_empty()) {
+            return Err(ConfigError::new(
+                "eval_examples",
+                "measuring the validation loss needs at least one held-out example",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The held-out examples the validation loss is measured on.
+    pub fn validation_examples<'c>(&self, corpus: &'c Corpus) -> &'c [Vec<u32>] {
+        &corpus.validation[..self.eval_examples.min(corpus.validation.len())]
+    }
 }
 
 /// One micro-batch of a step's window, as every accumulated run saw it.
@@ -184,6 +238,137 @@ pub struct GptStepRecord {
     /// Mean loss per validation character, nats (bits: divide by ln 2), when measured.
     pub validation_loss: Option<f64>,
     pub learning_rate: f64,
+}
+
+/// The runs' shared order of examples: batch after batch, reshuffled at each epoch's end with
+/// the lab's seed. Every engine's lab draws its steps from one, so all see the same examples.
+#[derive(Debug, Clone)]
+pub struct ExampleOrder {
+    seed: u64,
+    order: Vec<usize>,
+    cursor: usize,
+    epoch: u64,
+}
+
+impl ExampleOrder {
+    /// The order of `count` training examples.
+    pub fn new(seed: u64, count: usize) -> Self {
+        let mut order = Self {
+            seed,
+            order: (0..count).collect(),
+            cursor: 0,
+            epoch: 0,
+        };
+        order.shuffle();
+        order
+    }
+
+    fn shuffle(&mut self) {
+        let mut rng = SeededRng::derive(self.seed, 300 + self.epoch);
+        self.order.sort_unstable();
+        rng.shuffle(&mut self.order);
+    }
+
+    /// The next `batch` examples.
+    pub fn next_batch(&mut self, batch: usize) -> Vec<usize> {
+        let mut examples = Vec::with_capacity(batch);
+        while examples.len() < batch && !self.order.is_empty() {
+            if self.cursor == self.order.len() {
+                self.epoch += 1;
+                self.cursor = 0;
+                self.shuffle();
+            }
+            examples.push(self.order[self.cursor]);
+            self.cursor += 1;
+        }
+        examples
+    }
+}
+
+/// One optimizer step as every run takes it, whatever the engine: its examples, their
+/// micro-batches (the window every accumulated run divides), the learning rate and whether the
+/// validation loss is measured after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GptStepPlan {
+    pub step: u64,
+    /// Indices into the corpus's training examples, in order.
+    pub batch: Vec<usize>,
+    /// Examples per micro-batch: micro-batch m is the m-th run of this many in `batch`.
+    pub per_micro_batch: usize,
+    pub window: Vec<MicroBatchTokens>,
+    /// Predicted tokens of the whole step.
+    pub window_tokens: usize,
+    pub learning_rate: f64,
+    pub evaluate: bool,
+}
+
+impl GptStepPlan {
+    /// Step `step` over `batch` (examples of `corpus`'s training split).
+    pub fn new(config: &GptLabConfig, corpus: &Corpus, step: u64, batch: Vec<usize>) -> Self {
+        let per_micro_batch = (batch.len() / config.micro_batches.max(1)).max(1);
+        let window: Vec<MicroBatchTokens> = batch
+            .chunks(per_micro_batch)
+            .map(|m| {
+                let examples: Vec<&[u32]> = m.iter().map(|&i| corpus.train[i].as_slice()).collect();
+                MicroBatchTokens {
+                    examples: m.len(),
+                    tokens: examples.iter().map(|e| e.len() - 1).sum(),
+                    padded_tokens: padded_tokens(&examples),
+                }
+            })
+            .collect();
+        let window_tokens = window.iter().map(|m| m.tokens).sum();
+        // After the first step (a curve starts at once), then every `eval_every` steps.
+        let evaluate = config.eval_every > 0 && (step == 0 || (step + 1).is_multiple_of(config.eval_every));
+        Self {
+            step,
+            per_micro_batch,
+            window,
+            window_tokens,
+            learning_rate: config.schedule.learning_rate(step),
+            evaluate,
+            batch,
+        }
+    }
+
+    /// The examples of the step, in order.
+    pub fn examples<'c>(&self, corpus: &'c Corpus) -> Vec<&'c [u32]> {
+        self.batch.iter().map(|&i| corpus.train[i].as_slice()).collect()
+    }
+
+    /// The passes `reduction` takes: each one's examples (a range of [`Self::batch`]) and the
+    /// weight of each of its tokens (the whole batch at `1 / T` for the full batch; each
+    /// micro-batch at its reduction's weight for the accumulated runs).
+    pub fn passes(&self, reduction: Reduction) -> Vec<(std::ops::Range<usize>, f64)> {
+        if !reduction.accumulates() {
+            let weight = Reduction::FullBatch.token_weight(self.window_tokens, self.window_tokens, 1);
+            return vec![(0..self.batch.len(), weight)];
+        }
+        let n = self.window.len();
+        self.window
+            .iter()
+            .enumerate()
+            .map(|(m, tokens)| {
+                let start = m * self.per_micro_batch;
+                let weight = reduction.token_weight(tokens.tokens, self.window_tokens, n);
+                (start..start + tokens.examples, weight)
+            })
+            .collect()
+    }
+
+    /// What a run did at this step: its summed token losses (nats), the norm of its gradient
+    /// before clipping, and its comparison with the full batch's gradient, if any.
+    pub fn record(&self, loss_sum: f64, grad_norm: f64, comparison: Option<(f64, f64)>) -> GptStepRecord {
+        GptStepRecord {
+            step: self.step,
+            train_loss: loss_sum / self.window_tokens.max(1) as f64,
+            grad_norm,
+            grad_relative_error: comparison.map(|c| c.0),
+            grad_cosine: comparison.map(|c| c.1),
+            validation_loss: None,
+            learning_rate: self.learning_rate,
+        }
+    }
 }
 
 /// One run: its reduction, weights, optimizer state and history.
@@ -213,9 +398,7 @@ pub struct GptLab<T: Real> {
     corpus: Corpus,
     model: GptModel<T>,
     runs: Vec<GptRun<T>>,
-    order: Vec<usize>,
-    cursor: usize,
-    epoch: u64,
+    order: ExampleOrder,
     step: u64,
     reference: Vec<T>,
     /// The gradient a run applies (clipped), reused from step to step.
@@ -226,55 +409,10 @@ pub struct GptLab<T: Real> {
 
 impl<T: Real> GptLab<T> {
     pub fn new(config: GptLabConfig, corpus: Corpus) -> Result<Self, ConfigError> {
-        config.validate()?;
-        if corpus.context != config.model.context {
-            return Err(ConfigError::new(
-                "model.context",
-                format!(
-                    "the text was cut for a context of {}, not {}",
-                    corpus.context, config.model.context
-                ),
-            ));
-        }
-        if corpus.train.len() < config.batch {
-            return Err(ConfigError::new(
-                "batch",
-                format!(
-                    "the text has {} training examples, fewer than a batch of {}",
-                    corpus.train.len(),
-                    config.batch
-                ),
-            ));
-        }
-        let limit = config.model.context + 1;
-        let vocabulary = corpus.vocabulary.len();
-        for (split, examples) in [("train", &corpus.train), ("validation", &corpus.validation)] {
-            let misfit = examples
-                .iter()
-                .find(|e| e.len() < 2 || e.len() > limit || e.iter().any(|&id| id as usize >= vocabulary));
-            if let Some(example) = misfit {
-                return Err(ConfigError::new(
-                    "text",
-                    format!(
-                        "a {split} example of {} characters does not fit the model: 2 to {limit} characters of its {vocabulary}-character vocabulary",
-                        example.len()
-                    ),
-                ));
-            }
-        }
-        if config.eval_every > 0 && (config.eval_examples == 0 || corpus.validation.is_empty()) {
-            return Err(ConfigError::new(
-                "eval_examples",
-                "measuring the validation loss needs at least one held-out example",
-            ));
-        }
+        config.check_corpus(&corpus)?;
         let layout = GptLayout::new(config.model, corpus.vocabulary.len());
         let initial: Vec<T> = layout.initialize(config.seed).into_iter().map(T::from_f64).collect();
-        let decayed: Vec<bool> = layout
-            .tensors
-            .iter()
-            .flat_map(|t| std::iter::repeat_n(t.decayed, t.len))
-            .collect();
+        let decayed = layout.decay_mask();
         let runs = config
             .runs
             .iter()
@@ -288,22 +426,18 @@ impl<T: Real> GptLab<T> {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let mut lab = Self {
+        Ok(Self {
             model: GptModel::new(layout),
-            order: (0..corpus.train.len()).collect(),
+            order: ExampleOrder::new(config.seed, corpus.train.len()),
             corpus,
             runs,
-            cursor: 0,
-            epoch: 0,
             step: 0,
             reference: vec![T::ZERO; initial.len()],
             applied: vec![T::ZERO; initial.len()],
             batch: Vec::new(),
             window: Vec::new(),
             config,
-        };
-        lab.shuffle();
-        Ok(lab)
+        })
     }
 
     pub fn config(&self) -> &GptLabConfig {
@@ -332,111 +466,50 @@ impl<T: Real> GptLab<T> {
         &self.window
     }
 
-    fn shuffle(&mut self) {
-        let mut rng = SeededRng::derive(self.config.seed, 300 + self.epoch);
-        self.order.sort_unstable();
-        rng.shuffle(&mut self.order);
-    }
-
-    /// The next `batch` examples of the shared order (reshuffled at each epoch's end).
-    fn next_batch(&mut self) -> Vec<usize> {
-        let mut batch = Vec::with_capacity(self.config.batch);
-        while batch.len() < self.config.batch {
-            if self.cursor == self.order.len() {
-                self.epoch += 1;
-                self.cursor = 0;
-                self.shuffle();
-            }
-            batch.push(self.order[self.cursor]);
-            self.cursor += 1;
-        }
-        batch
-    }
-
     /// The records `sent` (one count per run) does not cover yet, and the last window; moves
     /// `sent` on. What a worker sends the page after some steps.
     pub fn update_since(&self, sent: &mut Vec<usize>) -> GptUpdate {
-        sent.resize(self.runs.len(), 0);
-        let records = self
-            .runs
-            .iter()
-            .zip(sent.iter_mut())
-            .map(|(run, sent)| {
-                let new = run.history.get(*sent..).unwrap_or_default().to_vec();
-                *sent = run.history.len();
-                new
-            })
-            .collect();
-        GptUpdate {
-            steps_taken: self.step,
-            records,
-            window: self.window.clone(),
-        }
+        let histories: Vec<&[GptStepRecord]> = self.runs.iter().map(|r| r.history.as_slice()).collect();
+        GptUpdate::since(&histories, sent, self.step, &self.window)
     }
 
     /// One optimizer step of every run.
     pub fn step(&mut self) {
-        self.batch = self.next_batch();
-        let examples: Vec<&[u32]> = self.batch.iter().map(|&i| self.corpus.train[i].as_slice()).collect();
-        let n = self.config.micro_batches;
-        let per_micro = examples.len() / n;
-        let micro: Vec<&[&[u32]]> = examples.chunks(per_micro).collect();
-        let window_tokens: usize = examples.iter().map(|e| e.len() - 1).sum();
-        self.window = micro
-            .iter()
-            .map(|m| MicroBatchTokens {
-                examples: m.len(),
-                tokens: m.iter().map(|e| e.len() - 1).sum(),
-                padded_tokens: padded_tokens(m),
-            })
-            .collect();
-        let learning_rate = self.config.schedule.learning_rate(self.step);
-        let full_weight = T::from_f64(Reduction::FullBatch.token_weight(window_tokens, window_tokens, 1));
-        // After the first step (a curve starts at once), then every `eval_every` steps.
-        let evaluate =
-            self.config.eval_every > 0 && (self.step == 0 || (self.step + 1).is_multiple_of(self.config.eval_every));
+        let batch = self.order.next_batch(self.config.batch);
+        let plan = GptStepPlan::new(&self.config, &self.corpus, self.step, batch);
+        let examples = plan.examples(&self.corpus);
+        let full_batch = plan.passes(Reduction::FullBatch);
         for r in 0..self.runs.len() {
             let run = &mut self.runs[r];
             run.grads.fill(T::ZERO);
             let mut loss = T::ZERO;
-            if run.reduction.accumulates() {
-                for (m, tokens) in micro.iter().zip(&self.window) {
-                    let weight = T::from_f64(run.reduction.token_weight(tokens.tokens, window_tokens, n));
-                    loss = self
-                        .model
-                        .forward_backward(&run.params, m, weight, loss, &mut run.grads);
-                }
-            } else {
+            for (range, weight) in plan.passes(run.reduction) {
+                let weight = T::from_f64(weight);
                 loss = self
                     .model
-                    .forward_backward(&run.params, &examples, full_weight, loss, &mut run.grads);
+                    .forward_backward(&run.params, &examples[range], weight, loss, &mut run.grads);
             }
-            let (grad_relative_error, grad_cosine) = if self.config.compare && run.reduction.accumulates() {
+            let comparison = if self.config.compare && run.reduction.accumulates() {
                 self.reference.fill(T::ZERO);
-                self.model
-                    .forward_backward(&run.params, &examples, full_weight, T::ZERO, &mut self.reference);
-                let (error, cosine) = compare_gradients(&run.grads, &self.reference);
-                (Some(error), Some(cosine))
+                for (range, weight) in &full_batch {
+                    let weight = T::from_f64(*weight);
+                    let examples = &examples[range.clone()];
+                    self.model
+                        .forward_backward(&run.params, examples, weight, T::ZERO, &mut self.reference);
+                }
+                Some(compare_gradients(&run.grads, &self.reference))
             } else {
-                (None, None)
+                None
             };
             let grad_norm = global_norm(&run.grads).to_f64();
             self.applied.copy_from_slice(&run.grads);
             if let Some(max_norm) = self.config.clip {
                 clip_by_global_norm(&mut self.applied, max_norm);
             }
-            run.optimizer.step(&mut run.params, &self.applied, learning_rate);
-            run.history.push(GptStepRecord {
-                step: self.step,
-                train_loss: loss.to_f64() / window_tokens as f64,
-                grad_norm,
-                grad_relative_error,
-                grad_cosine,
-                validation_loss: None,
-                learning_rate,
-            });
+            run.optimizer.step(&mut run.params, &self.applied, plan.learning_rate);
+            run.history.push(plan.record(loss.to_f64(), grad_norm, comparison));
         }
-        if evaluate {
+        if plan.evaluate {
             for r in 0..self.runs.len() {
                 let loss = self.validation_loss(r);
                 if let Some(record) = self.runs[r].history.last_mut() {
@@ -444,13 +517,19 @@ impl<T: Real> GptLab<T> {
                 }
             }
         }
+        self.batch = plan.batch;
+        self.window = plan.window;
         self.step += 1;
     }
 
     /// Run `run`'s mean loss per validation character (nats), over the configured examples.
     pub fn validation_loss(&mut self, run: usize) -> f64 {
-        let count = self.config.eval_examples.min(self.corpus.validation.len());
-        let examples: Vec<&[u32]> = self.corpus.validation[..count].iter().map(Vec::as_slice).collect();
+        let examples: Vec<&[u32]> = self
+            .config
+            .validation_examples(&self.corpus)
+            .iter()
+            .map(Vec::as_slice)
+            .collect();
         let tokens: usize = examples.iter().map(|e| e.len() - 1).sum();
         let mut total = T::ZERO;
         for chunk in examples.chunks(64) {
@@ -480,6 +559,33 @@ pub struct GptUpdate {
     pub steps_taken: u64,
     pub records: Vec<Vec<GptStepRecord>>,
     pub window: Vec<MicroBatchTokens>,
+}
+
+impl GptUpdate {
+    /// The records of `histories` (one per run) that `sent` (one count per run) does not cover
+    /// yet, after `steps_taken` steps whose last window was `window`; moves `sent` on.
+    pub fn since(
+        histories: &[&[GptStepRecord]],
+        sent: &mut Vec<usize>,
+        steps_taken: u64,
+        window: &[MicroBatchTokens],
+    ) -> Self {
+        sent.resize(histories.len(), 0);
+        let records = histories
+            .iter()
+            .zip(sent.iter_mut())
+            .map(|(history, sent)| {
+                let new = history.get(*sent..).unwrap_or_default().to_vec();
+                *sent = history.len();
+                new
+            })
+            .collect();
+        Self {
+            steps_taken,
+            records,
+            window: window.to_vec(),
+        }
+    }
 }
 
 /// A lab's numbers as a page holds them: each run's history, built from updates.

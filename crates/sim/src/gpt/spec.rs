@@ -215,6 +215,14 @@ impl GptLayout {
     }
 
     /// The tensor called `name`, if there is one.
+    /// Per parameter, whether AdamW decays it (the matrices, as nanoGPT's `configure_optimizers`).
+    pub fn decay_mask(&self) -> Vec<bool> {
+        self.tensors
+            .iter()
+            .flat_map(|t| std::iter::repeat_n(t.decayed, t.len))
+            .collect()
+    }
+
     pub fn tensor(&self, name: &str) -> Option<&GptTensor> {
         self.tensors.iter().find(|t| t.name == name)
     }
