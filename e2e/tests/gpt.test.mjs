@@ -103,3 +103,87 @@ test('on fixed blocks all three agree, in Spanish on a phone', async () => {
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+/** Each run's training loss per step, as the runs' list holds them. */
+const losses = (page) =>
+  page
+    .getByTestId('gpt-runs')
+    .locator('li')
+    .evaluateAll((items) => Object.fromEntries(items.map((li) => [li.dataset.run, li.dataset.losses.split(',').map(Number)])));
+
+function assertSameNumbers(a, b, what) {
+  for (const run of Object.keys(b)) {
+    const n = Math.min(a[run].length, b[run].length);
+    assert.ok(n >= 2, `${what}: ${run} has steps to compare`);
+    for (let i = 0; i < n; i++) {
+      const [x, y] = [a[run][i], b[run][i]];
+      assert.ok(Math.abs(x - y) <= 1e-5 * Math.abs(y), `${what}: ${run} step ${i}: ${x} vs ${y}`);
+    }
+  }
+}
+
+test('WebGPU trains the tiny GPT with the CPU engine numbers, and samples its weights', async () => {
+  const gpu = await openGpt('&engine=gpu');
+  const badge = gpu.getByTestId('engine-badge');
+  assert.equal(await badge.getAttribute('data-engine'), 'webgpu');
+  assert.equal(await badge.getAttribute('data-choosing'), 'false');
+  await gpu.getByTestId('gpt-predict-micro_batch_mean').check();
+  await train(gpu, 2);
+  const verdict = gpu.getByTestId('gpt-verdict');
+  assert.equal(await verdict.getAttribute('data-answer'), 'micro_batch_mean');
+  // Accumulation equals the full batch exactly on WebGPU too: the fix's error is 0.
+  assert.match(await verdict.textContent(), /0 for the sum \/ tokens\.$/);
+  for (const run of ['full_batch', 'micro_batch_mean', 'window_tokens']) {
+    assert.ok((await gpu.getByTestId(`gpt-sample-${run}`).locator('pre').textContent()).startsWith('MACBETH.\n'));
+  }
+  const cpu = await openGpt('&engine=cpu');
+  assert.match(await cpu.getByTestId('engine-badge').textContent(), /chosen in the URL/);
+  await train(cpu, 2);
+  assertSameNumbers(await losses(gpu), await losses(cpu), 'WebGPU against the CPU engine');
+  await expectAccessible(gpu, 'the tiny GPT page on WebGPU');
+  await screenshot(gpu, 'gpt-webgpu');
+  assert.deepEqual(gpu.errors, []);
+  assert.deepEqual(cpu.errors, []);
+  await gpu.close();
+  await cpu.close();
+});
+
+test('the engines race on the first steps and the faster goes on with the same numbers', async () => {
+  const page = await openGpt();
+  const badge = page.getByTestId('engine-badge');
+  assert.equal(await badge.getAttribute('data-engine'), 'webgpu');
+  assert.equal(await badge.getAttribute('data-choosing'), 'true');
+  await page.getByTestId('gpt-play').click();
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid=engine-badge]')?.dataset.choosing === 'false',
+    null,
+    { timeout: 180_000, polling: 100 },
+  );
+  const decidedAt = (await state(page)).steps;
+  // Training goes on after the decision, on whichever engine won.
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('[data-testid=gpt]')?.dataset.steps) >= n,
+    decidedAt + 2,
+    { timeout: 120_000, polling: 100 },
+  );
+  await page.getByTestId('gpt-play').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=gpt]')?.dataset.working === 'false', null, {
+    timeout: 60_000,
+    polling: 100,
+  });
+  const engine = await badge.getAttribute('data-engine');
+  // A software adapter (SwiftShader, lavapipe) loses to the CPU engine; a hardware GPU wins.
+  if (engine === 'cpu') {
+    assert.match(await badge.textContent(), /CPU engine: [\d.]+× faster than WebGPU on this machine/);
+  } else {
+    assert.equal(engine, 'webgpu');
+    assert.match(await badge.textContent(), /WebGPU: /);
+  }
+  const cpu = await openGpt('&engine=cpu');
+  await train(cpu, (await state(page)).steps);
+  assertSameNumbers(await losses(page), await losses(cpu), `across the switch to ${engine}`);
+  await screenshot(page, 'gpt-engine-race');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await cpu.close();
+});

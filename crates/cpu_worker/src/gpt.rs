@@ -3,8 +3,7 @@
 //! and sampled. Its own wasm, so that the Lab's CPU worker carries none of this.
 
 use gradlab_sim::gpt::lab::GptLab;
-use gradlab_sim::gpt::scenario::{GptScenario, TINY_GPT_TOKENS};
-use gradlab_sim::gpt::text::{Corpus, Play};
+use gradlab_sim::gpt::scenario::GptScenario;
 
 use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training};
 
@@ -26,15 +25,7 @@ pub struct GptWorkerLab {
 impl GptWorkerLab {
     fn build(&mut self, part: &str, plays: &[(String, String)]) -> Result<FromWorker, String> {
         self.lab = None;
-        let scenario = GptScenario::by_id(TINY_GPT_TOKENS).ok_or("the tiny-GPT scenario is missing")?;
-        let config = scenario
-            .parts
-            .into_iter()
-            .find(|p| p.label == part)
-            .ok_or_else(|| format!("the tiny-GPT experiment has no part \"{part}\""))?
-            .config;
-        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
-        let corpus = Corpus::new(&plays, config.examples, config.model.context).map_err(|e| e.to_string())?;
+        let (config, corpus) = GptScenario::tokens_part(part, plays).map_err(|e| e.to_string())?;
         let lab = GptLab::<f32>::new(config, corpus).map_err(|e| e.to_string())?;
         let built = GptBuilt {
             reductions: lab.runs().iter().map(|r| r.reduction).collect(),
@@ -68,10 +59,26 @@ impl Serve for GptWorkerLab {
                 count,
                 temperature,
                 seed,
-            } => self.lab().map(|lab| FromWorker::GptSampled {
-                texts: (0..lab.runs().len())
-                    .map(|run| lab.sample(run, &prompt, count.min(MAX_SAMPLE_CHARS), temperature, seed))
-                    .collect(),
+                weights,
+            } => self.lab().and_then(|lab| {
+                let count = count.min(MAX_SAMPLE_CHARS);
+                let texts = match weights {
+                    None => (0..lab.runs().len())
+                        .map(|run| lab.sample(run, &prompt, count, temperature, seed))
+                        .collect(),
+                    Some(weights) if weights.len() == lab.runs().len() => weights
+                        .iter()
+                        .map(|w| lab.sample_with(w, &prompt, count, temperature, seed))
+                        .collect(),
+                    Some(weights) => {
+                        return Err(format!(
+                            "{} runs' weights for a lab of {} runs",
+                            weights.len(),
+                            lab.runs().len()
+                        ))
+                    }
+                };
+                Ok(FromWorker::GptSampled { texts })
             }),
             _ => Err(ONLY_GPT.to_string()),
         };
@@ -110,6 +117,8 @@ mod tests {
     use crate::tests::ask;
     use crate::WorkerLab;
     use gradlab_sim::gpt::lab::Reduction;
+    use gradlab_sim::gpt::scenario::TINY_GPT_TOKENS;
+    use gradlab_sim::gpt::text::{Corpus, Play};
 
     const MACBETH: &str = include_str!("../../../assets/text/shakespeare/macbeth.txt");
 
@@ -164,12 +173,34 @@ mod tests {
                 count: 30,
                 temperature: 0.8,
                 seed: 1,
+                weights: None,
             },
         ) else {
             panic!("sample");
         };
         assert_eq!(texts.len(), 3);
         assert_eq!(texts[0], on_page.sample(0, "MACBETH.\n", 30, 0.8, 1));
+        // Another engine's weights (here other weights of the same model) are sampled as given,
+        // and weights for another number of runs are refused.
+        let other: Vec<f32> = on_page.layout().initialize(99).iter().map(|&p| p as f32).collect();
+        let sample_with = |weights| ToWorker::SampleGpt {
+            prompt: "MACBETH.\n".into(),
+            count: 30,
+            temperature: 0.8,
+            seed: 1,
+            weights: Some(weights),
+        };
+        let FromWorker::GptSampled { texts: given } = ask(&mut worker, sample_with(vec![other.clone(); 3])) else {
+            panic!("sample with weights");
+        };
+        let expected = on_page.sample_with(&other, "MACBETH.\n", 30, 0.8, 1);
+        assert_eq!(given, vec![expected; 3]);
+        assert_ne!(given[0], texts[0], "the given weights, not the worker's own");
+        let answer = ask(&mut worker, sample_with(vec![other]));
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("1 runs' weights")),
+            "{answer:?}"
+        );
         let answer = ask(
             &mut worker,
             ToWorker::BuildGpt {

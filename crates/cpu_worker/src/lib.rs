@@ -45,12 +45,14 @@ pub enum ToWorker {
     BuildGpt { part: String, plays: Vec<(String, String)> },
     /// Up to `steps` optimizer steps of every tiny-GPT run; fewer when a Stop arrives.
     AdvanceGpt { steps: u64 },
-    /// Each tiny-GPT run's continuation of `prompt`.
+    /// Each tiny-GPT run's continuation of `prompt`: from the worker's own runs, or from
+    /// `weights` (one vector per run) when another engine trains them (WebGPU on the page).
     SampleGpt {
         prompt: String,
         count: usize,
         temperature: f64,
         seed: u64,
+        weights: Option<Vec<Vec<f32>>>,
     },
 }
 

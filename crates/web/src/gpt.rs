@@ -1,9 +1,12 @@
-//! The tiny-GPT page: nanoGPT's architecture, character level, trained on Shakespeare in the CPU
-//! worker, three runs side by side that differ only in how they divide an accumulated step's
-//! token losses. The learner predicts which run will drift, plays, and reads the answer from the
+//! The tiny-GPT page: nanoGPT's architecture, character level, trained on Shakespeare on the
+//! faster engine here (WebGPU on the page, or the CPU engine in its worker: WebGPU trains first,
+//! the CPU engine replays its steps, and the faster one goes on, as in the Lab), three runs side
+//! by side that differ only in how they divide an accumulated step's token losses. The learner predicts which run will drift, plays, and reads the answer from the
 //! numbers; charts, the last step's micro-batches and samples of each run's text follow it. The
 //! plays are fetched when the page opens (`shakespeare/*.txt`, copied into dist by Trunk), so no
 //! other page carries them. Plain state and its tests: `gradlab_lab_state::gpt_view`.
+
+use std::sync::Arc;
 
 use futures_channel::mpsc::{self, UnboundedReceiver};
 use leptos::prelude::*;
@@ -12,20 +15,26 @@ use leptos::task::spawn_local;
 use super::browser;
 use super::i18n::{msg, num, tr};
 use super::lab::charts::ChartCanvas;
-use super::lab::run_swatch;
+use super::lab::engine_loop::{adapter_label, open_webgpu, EngineBadge};
+use super::lab::{run_swatch, EngineBadgeView};
 use super::worker::CpuWorker;
 use gradlab_cpu_worker::{FromWorker, GptBuilt, ToWorker};
+use gradlab_gpu::context::GpuContext;
+use gradlab_gpu::gpt::GptGpuLab;
+use gradlab_gpu::ops::GpuOps;
 use gradlab_i18n::Msg;
+use gradlab_lab_state::controls::EngineOptions;
+use gradlab_lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
 use gradlab_lab_state::gpt_view::{observed, verdict, window_rows, GptChart, Prediction};
 use gradlab_lab_state::numbers::readable;
 use gradlab_plot::ChartLook;
 use gradlab_sim::gpt::lab::{GptMirror, Reduction};
-use gradlab_sim::gpt::scenario::{SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
+use gradlab_sim::gpt::scenario::{GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
 use gradlab_sim::gpt::text::ExampleKind;
 
 /// The plays, as `assets/text/shakespeare/` holds them.
 const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_juliet"];
-/// Optimizer steps per request to the worker: the page redraws after each request.
+/// Optimizer steps per request to either engine: the page redraws after each request.
 const STEPS_PER_REQUEST: u64 = 2;
 /// Samples are redrawn every this many steps.
 const SAMPLE_EVERY: u64 = 20;
@@ -61,6 +70,9 @@ struct Signals {
     playing: RwSignal<bool>,
     working: RwSignal<bool>,
     samples: RwSignal<Vec<String>>,
+    engine: RwSignal<EngineBadge>,
+    /// The CPU engine always trains in its worker here (the badge says where).
+    cpu_in_worker: RwSignal<bool>,
 }
 
 fn run_label(reduction: Reduction) -> String {
@@ -76,6 +88,8 @@ pub fn GptPage() -> impl IntoView {
         playing: RwSignal::new(false),
         working: RwSignal::new(true),
         samples: RwSignal::new(Vec::new()),
+        engine: RwSignal::new(EngineBadge::Preparing),
+        cpu_in_worker: RwSignal::new(true),
     };
     let part = RwSignal::new(ExampleKind::Lines);
     let prediction = RwSignal::new(None::<Prediction>);
@@ -131,6 +145,7 @@ pub fn GptPage() -> impl IntoView {
                 </button>
                 <p role="status" data-testid="gpt-status">{move || status_text(signals, steps())}</p>
             </div>
+            <EngineBadgeView engine=signals.engine cpu_in_worker=signals.cpu_in_worker />
             <RunsView signals=signals />
             <ChartsView signals=signals />
             <WindowView signals=signals />
@@ -205,8 +220,19 @@ fn RunsView(signals: Signals) -> impl IntoView {
                 .iter()
                 .enumerate()
                 .map(|(style, &r)| {
+                    // Each step's training loss in full, for tests that compare engines.
+                    let losses = move || {
+                        signals.mirror.with(|m| {
+                            m.history(r)
+                                .unwrap_or_default()
+                                .iter()
+                                .map(|record| record.train_loss.to_string())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                    };
                     view! {
-                        <li>{run_swatch(style)} <strong>{run_label(r)}</strong>": "
+                        <li data-run=r.id() data-losses=losses>{run_swatch(style)} <strong>{run_label(r)}</strong>": "
                             <code>{tr(&format!("gpt-formula-{}", r.id()))}</code></li>
                     }
                 })
@@ -356,17 +382,28 @@ async fn build(
     };
     let _ = signals.mirror.try_set(GptMirror::new(built.reductions.clone()));
     let _ = signals.built.try_set(Some(built));
-    sample(worker, signals).await?;
-    let _ = signals.status.try_set(Status::Ready);
     Ok(())
 }
 
-async fn sample(worker: &CpuWorker, signals: Signals) -> Result<(), String> {
+/// Each run's sample, by the worker's sampler: from its own runs, or from WebGPU's weights
+/// when WebGPU trains.
+async fn sample(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -> Result<(), String> {
+    let weights = match gpu {
+        Some(lab) => {
+            let mut weights = Vec::with_capacity(lab.histories().count());
+            for run in 0..lab.histories().count() {
+                weights.push(lab.read_parameters(run).await.map_err(|e| e.to_string())?);
+            }
+            Some(weights)
+        }
+        None => None,
+    };
     let request = ToWorker::SampleGpt {
         prompt: SAMPLE_PROMPT.to_string(),
         count: SAMPLE_CHARS,
         temperature: SAMPLE_TEMPERATURE,
         seed: SAMPLE_SEED,
+        weights,
     };
     match ask(worker, &request, &|| true).await? {
         FromWorker::GptSampled { texts } => {
@@ -386,67 +423,248 @@ async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals) {
     let _ = signals.working.try_set(false);
 }
 
+/// Which engine trains: the CPU worker, WebGPU, or WebGPU while it is measured against the CPU
+/// engine (the race is decided once, on the first part played).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trainer {
+    Cpu,
+    Gpu,
+    Racing,
+}
+
+/// WebGPU's side of the page: its device and kernels, and the lab of the part shown.
+struct WebGpu {
+    context: GpuContext,
+    ops: Arc<GpuOps>,
+    lab: Option<GptGpuLab>,
+    /// Records each run's mirror already holds.
+    sent: Vec<usize>,
+}
+
+impl WebGpu {
+    fn build(&mut self, part: ExampleKind, plays: &[(String, String)]) -> Result<(), String> {
+        self.lab = None;
+        self.sent.clear();
+        let (config, corpus) = GptScenario::tokens_part(part.id(), plays).map_err(|e| e.to_string())?;
+        let lab = GptGpuLab::new(&self.context, self.ops.clone(), config, corpus).map_err(|e| e.to_string())?;
+        self.lab = Some(lab);
+        Ok(())
+    }
+
+    /// `STEPS_PER_REQUEST` steps, mirrored; the milliseconds they took.
+    async fn advance(&mut self, signals: Signals) -> Result<f64, String> {
+        let lab = self.lab.as_mut().ok_or("WebGPU has no tiny-GPT lab")?;
+        let started = browser::now_ms();
+        lab.advance(STEPS_PER_REQUEST).await.map_err(|e| e.to_string())?;
+        let ms = browser::now_ms() - started;
+        let update = lab.update_since(&mut self.sent);
+        let _ = signals.mirror.try_update(|m| m.apply(update));
+        Ok(ms)
+    }
+}
+
+/// WebGPU, unless the URL asks for the CPU engine or the browser has none; the badge says which
+/// and why.
+async fn open_gpu(preference: EnginePreference, signals: Signals) -> (Trainer, Option<WebGpu>) {
+    match open_webgpu(preference == EnginePreference::Cpu).await {
+        Ok(context) => {
+            let choosing = preference == EnginePreference::Faster;
+            let _ = signals.engine.try_set(EngineBadge::Gpu {
+                adapter: adapter_label(&context),
+                choosing,
+            });
+            let ops = GpuOps::shared(&context);
+            let trainer = if choosing { Trainer::Racing } else { Trainer::Gpu };
+            let gpu = WebGpu {
+                context,
+                ops,
+                lab: None,
+                sent: Vec::new(),
+            };
+            (trainer, Some(gpu))
+        }
+        Err(reason) => {
+            let _ = signals.engine.try_set(EngineBadge::Cpu(Some(reason)));
+            (Trainer::Cpu, None)
+        }
+    }
+}
+
+/// The CPU engine (its worker's lab, just built, at step 0) replays the `steps` steps WebGPU
+/// took, timed, and stops as soon as it cannot win; when it wins, its numbers for those steps.
+async fn race_cpu(
+    worker: &CpuWorker,
+    signals: Signals,
+    steps: u64,
+    gpu_ms_per_step: f64,
+) -> Result<(Verdict, Option<GptMirror>), String> {
+    let deadline = GpuTrial::cpu_deadline_ms(gpu_ms_per_step, steps);
+    let reductions = signals
+        .built
+        .with_untracked(|b| b.as_ref().map(|b| b.reductions.clone()))
+        .unwrap_or_default();
+    let mut mirror = GptMirror::new(reductions);
+    let started = browser::now_ms();
+    while mirror.steps_taken < steps {
+        match ask(worker, &ToWorker::AdvanceGpt { steps: 1 }, &|| true).await? {
+            FromWorker::GptAdvanced { update, .. } => mirror.apply(update),
+            other => return Err(format!("the CPU worker answered {other:?}")),
+        }
+        let elapsed = browser::now_ms() - started;
+        if elapsed > deadline {
+            let per_step = elapsed / mirror.steps_taken.max(1) as f64;
+            return Ok((Verdict::of(gpu_ms_per_step, per_step), None));
+        }
+    }
+    let per_step = (browser::now_ms() - started) / steps.max(1) as f64;
+    let verdict = Verdict::of(gpu_ms_per_step, per_step);
+    Ok((verdict, verdict.uses_cpu().then_some(mirror)))
+}
+
+/// WebGPU failed while training: the CPU engine, built again, replays the steps taken, so
+/// that the learner's run goes on at the same step with the same numbers.
+async fn catch_up_on_cpu(
+    worker: &CpuWorker,
+    part: ExampleKind,
+    plays: &[(String, String)],
+    signals: Signals,
+    reason: String,
+) -> Result<(), String> {
+    let steps = signals.mirror.with_untracked(|m| m.steps_taken);
+    let _ = signals.engine.try_set(EngineBadge::Cpu(Some(
+        Msg::new("engine-gpu-error").arg("reason", reason),
+    )));
+    build(worker, part, plays, signals).await?;
+    let mut mirror = signals.mirror.get_untracked();
+    while mirror.steps_taken < steps {
+        let request = ToWorker::AdvanceGpt {
+            steps: steps - mirror.steps_taken,
+        };
+        match ask(worker, &request, &|| true).await? {
+            FromWorker::GptAdvanced { update, .. } => mirror.apply(update),
+            other => return Err(format!("the CPU worker answered {other:?}")),
+        }
+    }
+    let _ = signals.mirror.try_set(mirror);
+    let _ = signals.status.try_set(Status::Ready);
+    Ok(())
+}
+
 async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -> Result<(), String> {
+    let (options, _) = EngineOptions::from_pairs(&browser::query_pairs());
     let worker = CpuWorker::spawn_gpt().await?;
     let plays = fetch_plays().await?;
-    build(&worker, ExampleKind::Lines, &plays, signals).await?;
-    // The step the samples show.
-    let mut sampled_at = 0;
+    let (mut trainer, mut gpu) = open_gpu(options.engine, signals).await;
+    let mut trial = GpuTrial::default();
+    let mut part = ExampleKind::Lines;
+    // The step the samples show (none yet).
+    let mut sampled_at = None;
+    let mut rebuild = Some(part);
     let steps_now = || signals.mirror.try_with_untracked(|m| m.steps_taken).unwrap_or(0);
     loop {
-        let mut rebuild = None;
-        // What was asked while the last request ran; then, paused, wait for the next command.
-        while let Ok(command) = commands.try_recv() {
-            if let Command::Part(part) = command {
-                rebuild = Some(part);
-            }
-        }
-        if let Some(part) = rebuild {
+        if let Some(chosen) = rebuild.take() {
+            part = chosen;
             let _ = signals.working.try_set(true);
+            let _ = signals.status.try_set(Status::Loading);
             build(&worker, part, &plays, signals).await?;
-            sampled_at = 0;
+            if let (Trainer::Gpu | Trainer::Racing, Some(webgpu)) = (trainer, gpu.as_mut()) {
+                if let Err(reason) = webgpu.build(part, &plays) {
+                    let _ = signals.engine.try_set(EngineBadge::Cpu(Some(
+                        Msg::new("engine-gpu-error").arg("reason", reason),
+                    )));
+                    trainer = Trainer::Cpu;
+                    gpu = None;
+                }
+            }
+            // A race starts again on the new part's first steps.
+            trial = GpuTrial::default();
+            sampled_at = None;
+            let _ = signals.status.try_set(Status::Ready);
         }
+        let gpu_lab = gpu
+            .as_ref()
+            .and_then(|g| g.lab.as_ref())
+            .filter(|_| trainer != Trainer::Cpu);
         let playing = signals.playing.try_get_untracked().unwrap_or(false);
         if !playing {
             // Paused: the samples show the weights the learner is looking at.
-            if steps_now() != sampled_at {
-                sample(&worker, signals).await?;
-                sampled_at = steps_now();
+            if sampled_at != Some(steps_now()) {
+                sample(&worker, signals, gpu_lab).await?;
+                sampled_at = Some(steps_now());
             }
             let _ = signals.working.try_set(false);
             match commands.recv().await {
-                Ok(Command::Part(part)) => {
-                    let _ = signals.working.try_set(true);
-                    build(&worker, part, &plays, signals).await?;
-                    sampled_at = 0;
-                }
+                Ok(Command::Part(chosen)) => rebuild = Some(chosen),
                 Ok(Command::Play | Command::Pause) => {}
                 // The page is gone.
                 Err(_) => return Ok(()),
             }
             continue;
         }
-        let _ = signals.working.try_set(true);
-        let keep_going = || signals.playing.try_get_untracked().unwrap_or(false);
-        let before = steps_now();
-        match ask(
-            &worker,
-            &ToWorker::AdvanceGpt {
-                steps: STEPS_PER_REQUEST,
-            },
-            &keep_going,
-        )
-        .await?
-        {
-            FromWorker::GptAdvanced { update, .. } => {
-                let _ = signals.mirror.try_update(|m| m.apply(update));
+        // What was asked while the last request ran.
+        while let Ok(command) = commands.try_recv() {
+            if let Command::Part(chosen) = command {
+                rebuild = Some(chosen);
             }
-            other => return Err(format!("the CPU worker answered {other:?}")),
+        }
+        if rebuild.is_some() {
+            continue;
+        }
+        let _ = signals.working.try_set(true);
+        let before = steps_now();
+        match (trainer, gpu.as_mut()) {
+            (Trainer::Gpu | Trainer::Racing, Some(webgpu)) => match webgpu.advance(signals).await {
+                Ok(ms) if trainer == Trainer::Racing => {
+                    trial.record(STEPS_PER_REQUEST, ms);
+                    if let Some(gpu_ms_per_step) = trial.measured() {
+                        let (verdict, cpu) = race_cpu(&worker, signals, steps_now(), gpu_ms_per_step).await?;
+                        match cpu {
+                            Some(mirror) => {
+                                let _ = signals.mirror.try_set(mirror);
+                                let _ = signals.engine.try_set(EngineBadge::CpuFaster(verdict.message()));
+                                trainer = Trainer::Cpu;
+                                gpu = None;
+                            }
+                            None => {
+                                let adapter = adapter_label(&webgpu.context);
+                                let _ = signals.engine.try_set(EngineBadge::Gpu {
+                                    adapter,
+                                    choosing: false,
+                                });
+                                trainer = Trainer::Gpu;
+                            }
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(reason) => {
+                    trainer = Trainer::Cpu;
+                    gpu = None;
+                    catch_up_on_cpu(&worker, part, &plays, signals, reason).await?;
+                }
+            },
+            _ => {
+                trainer = Trainer::Cpu;
+                let keep_going = || signals.playing.try_get_untracked().unwrap_or(false);
+                let request = ToWorker::AdvanceGpt {
+                    steps: STEPS_PER_REQUEST,
+                };
+                match ask(&worker, &request, &keep_going).await? {
+                    FromWorker::GptAdvanced { update, .. } => {
+                        let _ = signals.mirror.try_update(|m| m.apply(update));
+                    }
+                    other => return Err(format!("the CPU worker answered {other:?}")),
+                }
+            }
         }
         let after = steps_now();
         if after / SAMPLE_EVERY > before / SAMPLE_EVERY {
-            sample(&worker, signals).await?;
-            sampled_at = after;
+            let gpu_lab = gpu
+                .as_ref()
+                .and_then(|g| g.lab.as_ref())
+                .filter(|_| trainer != Trainer::Cpu);
+            sample(&worker, signals, gpu_lab).await?;
+            sampled_at = Some(after);
         }
     }
 }

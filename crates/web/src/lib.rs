@@ -182,6 +182,10 @@ fn App(document: Document, page_view: PageView) -> impl IntoView {
     };
     let embedded = embed_options.is_some();
     let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
+    // The tiny GPT's page races its engines as the Lab does, and reads `engine` as it does.
+    if matches!(route, Route::Gpt) {
+        notices.extend(EngineOptions::from_pairs(&pairs).1);
+    }
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),
         (Route::Quiz { .. }, Route::Quiz { .. } | Route::Certificate) => Some("page"),

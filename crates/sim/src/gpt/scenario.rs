@@ -3,7 +3,8 @@
 //! lines, where the per-micro-batch mean drifts, and fixed blocks, where it cannot).
 
 use super::lab::{GptLabConfig, Reduction};
-use super::text::ExampleKind;
+use super::text::{Corpus, ExampleKind, Play};
+use crate::ConfigError;
 
 /// The id of the token-count experiment.
 pub const TINY_GPT_TOKENS: &str = "tiny_gpt_tokens";
@@ -38,6 +39,20 @@ pub struct GptScenario {
 impl GptScenario {
     pub fn by_id(id: &str) -> Option<Self> {
         (id == TINY_GPT_TOKENS).then(tokens)
+    }
+
+    /// The token-count experiment's part `part` over `plays` (name, text): its settings and the
+    /// text cut for them, what every engine's lab is built from.
+    pub fn tokens_part(part: &str, plays: &[(String, String)]) -> Result<(GptLabConfig, Corpus), ConfigError> {
+        let config = tokens()
+            .parts
+            .into_iter()
+            .find(|p| p.label == part)
+            .ok_or_else(|| ConfigError::new("part", format!("the tiny-GPT experiment has no part \"{part}\"")))?
+            .config;
+        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
+        let corpus = Corpus::new(&plays, config.examples, config.model.context)?;
+        Ok((config, corpus))
     }
 }
 

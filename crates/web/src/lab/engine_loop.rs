@@ -91,39 +91,51 @@ fn text(reason: impl ToString) -> Msg {
     Msg::new("status-error").arg("reason", reason.to_string())
 }
 
+/// WebGPU's context, or why the CPU engine trains instead (the Lab's and the tiny GPT's pages).
+pub(crate) async fn open_webgpu(force_cpu: bool) -> Result<GpuContext, Msg> {
+    if force_cpu {
+        return Err(Msg::new("engine-forced-cpu"));
+    }
+    if !browser::has_webgpu() {
+        return Err(Msg::new("engine-no-webgpu"));
+    }
+    match GpuContext::new().await {
+        Ok(context) => Ok(context),
+        Err(gradlab_gpu::GpuError::NoAdapter(_)) => Err(Msg::new("engine-no-adapter")),
+        Err(e) => Err(Msg::new("engine-gpu-error").arg("reason", e.to_string())),
+    }
+}
+
+/// What the engine badge names: the adapter, or that the browser keeps its name.
+pub(crate) fn adapter_label(context: &GpuContext) -> String {
+    if context.name_disclosed {
+        context.adapter_name.clone()
+    } else {
+        super::super::i18n::tr("engine-adapter-hidden")
+    }
+}
+
 /// Sets up WebGPU, or says why the CPU engine is used.
 async fn open_gpu(signals: LabSignals, force_cpu: bool, choosing: bool) -> Option<GpuContext> {
-    let reason = if force_cpu {
-        signals
-            .engine
-            .set(EngineBadge::Cpu(Some(Msg::new("engine-forced-cpu"))));
-        return None;
-    } else if !browser::has_webgpu() {
-        Msg::new("engine-no-webgpu")
-    } else {
-        match GpuContext::new().await {
-            Ok(context) => {
-                let name = if context.name_disclosed {
-                    context.adapter_name.clone()
-                } else {
-                    super::super::i18n::tr("engine-adapter-hidden")
-                };
-                signals.engine.set(EngineBadge::Gpu {
-                    adapter: name,
-                    choosing,
-                });
-                return Some(context);
-            }
-            Err(gradlab_gpu::GpuError::NoAdapter(_)) => Msg::new("engine-no-adapter"),
-            Err(e) => Msg::new("engine-gpu-error").arg("reason", e.to_string()),
+    match open_webgpu(force_cpu).await {
+        Ok(context) => {
+            signals.engine.set(EngineBadge::Gpu {
+                adapter: adapter_label(&context),
+                choosing,
+            });
+            Some(context)
         }
-    };
-    let reason_text = super::super::i18n::msg(&reason);
-    signals
-        .engine_notice
-        .set(Some(Msg::new("engine-fallback-notice").arg("reason", &reason_text)));
-    signals.engine.set(EngineBadge::Cpu(Some(reason)));
-    None
+        Err(reason) => {
+            if !force_cpu {
+                let reason_text = super::super::i18n::msg(&reason);
+                signals
+                    .engine_notice
+                    .set(Some(Msg::new("engine-fallback-notice").arg("reason", &reason_text)));
+            }
+            signals.engine.set(EngineBadge::Cpu(Some(reason)));
+            None
+        }
+    }
 }
 
 async fn refresh_boundaries(trainer: &mut Trainer, signals: LabSignals) -> Result<(), TrainError> {

@@ -5,7 +5,7 @@
 pub(crate) mod charts;
 pub(crate) mod controls;
 mod course;
-mod engine_loop;
+pub(crate) mod engine_loop;
 mod first_screen;
 mod sections;
 mod step_through;
@@ -89,7 +89,7 @@ pub(crate) fn run_swatch(style: usize) -> impl IntoView {
 }
 
 #[component]
-fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>) -> impl IntoView {
+pub(crate) fn EngineBadgeView(engine: RwSignal<EngineBadge>, cpu_in_worker: RwSignal<bool>) -> impl IntoView {
     let text = move || {
         engine.with(|e| match e {
             EngineBadge::Preparing => tr("status-preparing"),
