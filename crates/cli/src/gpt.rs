@@ -2,11 +2,16 @@
 //! ship in `assets/text/shakespeare/` (embedded in the binary: no file or network at run time).
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use crate::bench::Engines;
+use gradlab_i18n::Localizer;
+use gradlab_lab_state::gpt_view::GptChart;
+use gradlab_plot::{draw_line_chart, ChartLook};
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use serde::Serialize;
 
 use gradlab_gpu::context::GpuContext;
@@ -14,7 +19,7 @@ use gradlab_gpu::gpt::lab::MAX_STEPS_PER_ADVANCE;
 use gradlab_gpu::gpt::GptGpuLab;
 use gradlab_gpu::ops::GpuOps;
 use gradlab_sim::gpt::export::write_gpt_export;
-use gradlab_sim::gpt::lab::{ExampleOrder, GptLab, GptLabConfig, GptStepPlan, GptStepRecord, Reduction};
+use gradlab_sim::gpt::lab::{ExampleOrder, GptLab, GptLabConfig, GptMirror, GptStepPlan, GptStepRecord, Reduction};
 use gradlab_sim::gpt::scenario::{
     GptPart, GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT as PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE,
 };
@@ -87,6 +92,51 @@ pub fn export(
         write_gpt_export(scenario.id, &mut parts::<f32>(scenario)?, steps, out, tick)?;
     }
     Ok(())
+}
+
+/// `gradlab plot` of a tiny-GPT scenario: each part trained `steps` steps on the CPU engine in
+/// f32 (the Lab's), and the page's three charts of it (training and validation loss, gradient
+/// error against the full batch) as PNG and SVG, titled in English as the page is: the files
+/// written.
+pub fn plot(scenario: &GptScenario, steps: u64, out_dir: &Path, progress: &dyn Fn(u64)) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
+    crate::register_font()?;
+    let english = Localizer::english();
+    let mut written = Vec::new();
+    for (index, part) in scenario.parts.iter().enumerate() {
+        let mut lab = lab::<f32>(&part.config)?;
+        for step in 0..steps {
+            lab.step();
+            progress(index as u64 * steps + step + 1);
+        }
+        let mut mirror = GptMirror::new(lab.runs().iter().map(|r| r.reduction).collect());
+        mirror.apply(lab.update_since(&mut Vec::new()));
+        let label = |reduction: Reduction| english.text(&format!("gpt-run-{}", reduction.id()));
+        for chart in GptChart::ALL {
+            let mut drawn = chart.of(&mirror, label, ChartLook::default());
+            drawn.title = format!(
+                "{} ({})",
+                english.text(&format!("gpt-chart-{}", chart.slug())),
+                part.label
+            );
+            drawn.x_label = english.text("chart-step");
+            drawn.y_label = english.text(if drawn.log_y {
+                "chart-error-floor"
+            } else {
+                "gpt-chart-nats"
+            });
+            let name = format!("{}-{}", part.label, chart.slug());
+            let png = out_dir.join(format!("{name}.png"));
+            let svg = out_dir.join(format!("{name}.svg"));
+            draw_line_chart(&BitMapBackend::new(&png, (900, 540)).into_drawing_area(), &drawn)
+                .with_context(|| format!("cannot draw {}", png.display()))?;
+            draw_line_chart(&SVGBackend::new(&svg, (900, 540)).into_drawing_area(), &drawn)
+                .with_context(|| format!("cannot draw {}", svg.display()))?;
+            written.push(png);
+            written.push(svg);
+        }
+    }
+    Ok(written)
 }
 
 /// How `gradlab run` prints a tiny-GPT scenario.

@@ -443,9 +443,17 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
                 )?;
             }
         }
-        Command::Plot { source, .. } | Command::Memory { source } if source.gpt_scenario().is_some() => {
+        Command::Plot { source, out_dir } if source.gpt_scenario().is_some() => {
+            let scenario = source.gpt_scenario().context("checked by the guard")?;
+            let steps = source.steps_or(scenario.steps)?;
+            let progress = Progress::new(steps * scenario.parts.len() as u64, source.quiet);
+            for path in gpt::plot(&scenario, steps, &out_dir, &|done| progress.update(done))? {
+                writeln!(out, "wrote {}", path.display())?;
+            }
+        }
+        Command::Memory { source } if source.gpt_scenario().is_some() => {
             bail!(
-                "{}: plot and memory do not handle the tiny GPT yet; `gradlab run --scenario {0} --format json` writes its numbers",
+                "{}: memory does not handle the tiny GPT yet; `gradlab run --scenario {0} --format json` writes its numbers",
                 source.scenario.as_deref().unwrap_or_default()
             );
         }
@@ -551,7 +559,7 @@ fn write_plots<B: TrainingBackend>(lab: &Lab<B>, out_dir: &Path) -> Result<Vec<P
 }
 
 /// Plotters' text needs a font; the bundled one makes PNGs identical on every machine.
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| anyhow::anyhow!("the bundled font could not be loaded"))
 }
