@@ -354,6 +354,36 @@ fn plot_draws_the_tiny_gpts_charts_for_each_part() {
 }
 
 #[test]
+fn memory_of_the_tiny_gpt_shows_an_nth_of_the_activations_per_pass() {
+    let output = gradlab(&["memory", "--scenario", "tiny_gpt_memory", "--steps", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let blocks: Vec<Vec<String>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("tiny_gpt_memory (blocks)"))
+        .skip(2)
+        .take(6)
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(
+        blocks.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(),
+        ["1", "2", "4", "8", "16", "32"],
+        "{text}"
+    );
+    // Fixed blocks: N micro-batches keep exactly an Nth of the full batch's activations.
+    for row in &blocks {
+        let n: f64 = row[0].parse().unwrap();
+        assert_eq!(row[2].parse::<f64>().unwrap() * n, 2048.0, "tokens per pass: {row:?}");
+        assert_eq!(row[7], format!("{:.3}x", 1.0 / n), "{row:?}");
+    }
+    assert!(text.contains("tiny_gpt_memory (lines)"), "{text}");
+    assert_clean_failure(
+        &gradlab(&["export", "--scenario", "tiny_gpt_memory"]),
+        "measures memory and time",
+    );
+}
+
+#[test]
 fn export_writes_everything_needed_to_recheck() {
     let dir = scratch_dir("export");
     let path = dir.path().join("export.json");

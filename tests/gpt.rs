@@ -339,3 +339,70 @@ fn a_mirror_fed_updates_holds_the_labs_histories() {
     assert!(lab.update_since(&mut sent).records.iter().all(Vec::is_empty));
     assert_eq!(mirror.history(Reduction::WindowTokens).map(<[_]>::len), Some(5));
 }
+
+/// The CPU engine's activation buffers are what `GptPassBytes::cpu` says for the largest pass
+/// they met (its tokens and its attention values, which may come from different passes).
+fn the_cpu_engines_activation_buffers_are_the_formula<T: Real>() {
+    use gradlab::sim::gpt::memory::{attention_values, GptPassBytes};
+    // One accumulated run, no comparison: every pass is a micro-batch.
+    let config = GptLabConfig {
+        compare: false,
+        runs: vec![Reduction::WindowTokens],
+        ..config(ExampleKind::Lines)
+    };
+    let mut lab = GptLab::<T>::new(config.clone(), corpus(ExampleKind::Lines, 24)).unwrap();
+    let (mut rows, mut probs) = (0, 0);
+    for _ in 0..4 {
+        lab.step();
+        let examples: Vec<&[u32]> = lab
+            .last_batch()
+            .iter()
+            .map(|&i| lab.corpus().train[i].as_slice())
+            .collect();
+        for micro in examples.chunks(config.batch / config.micro_batches) {
+            rows = rows.max(micro.iter().map(|e| e.len() - 1).sum());
+            probs = probs.max(attention_values(config.model.heads, micro));
+        }
+    }
+    assert!(rows > 0 && probs > 0);
+    let expected = GptPassBytes::cpu(lab.layout(), rows, probs, size_of::<T>());
+    assert_eq!(lab.activation_bytes(), expected);
+}
+
+#[test]
+fn the_cpu_engines_activation_buffers_are_the_formula_f32() {
+    the_cpu_engines_activation_buffers_are_the_formula::<f32>();
+}
+
+#[test]
+fn the_cpu_engines_activation_buffers_are_the_formula_f64() {
+    the_cpu_engines_activation_buffers_are_the_formula::<f64>();
+}
+
+#[test]
+fn accumulating_in_n_passes_keeps_an_nth_of_the_activations() {
+    use gradlab::sim::gpt::memory::{measure, micro_batch_counts};
+    assert_eq!(micro_batch_counts(32), vec![1, 2, 4, 8, 16, 32]);
+    assert_eq!(micro_batch_counts(12), vec![1, 2, 4]);
+    let config = config(ExampleKind::Blocks);
+    let clock = std::time::Instant::now();
+    let now = || clock.elapsed().as_secs_f64() * 1000.0;
+    let rows = measure::<f32>(&config, &corpus(ExampleKind::Blocks, 24), 2, &now).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.micro_batches).collect::<Vec<_>>(),
+        vec![1, 2, 4, 8]
+    );
+    let full = rows[0];
+    assert_eq!(full.tokens_per_pass, config.batch * 24);
+    for row in &rows {
+        // Fixed blocks: every pass holds batch / N examples of exactly the context, so each kind
+        // of activation is exactly an Nth of the full batch's; the logits too.
+        let n = row.micro_batches as u64;
+        assert_eq!(row.examples_per_pass * row.micro_batches, config.batch);
+        assert_eq!(row.tokens_per_pass as u64 * n, full.tokens_per_pass as u64);
+        assert_eq!(row.bytes.per_token * n, full.bytes.per_token, "N = {n}");
+        assert_eq!(row.bytes.attention * n, full.bytes.attention, "N = {n}");
+        assert_eq!(row.bytes.logits * n, full.bytes.logits, "N = {n}");
+        assert!(row.ms_per_step > 0.0 && row.ms_per_step.is_finite());
+    }
+}

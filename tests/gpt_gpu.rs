@@ -483,3 +483,32 @@ fn the_gpu_lab_takes_the_cpu_labs_steps_on_lines() {
 fn the_gpu_lab_takes_the_cpu_labs_steps_on_blocks() {
     gpu_lab_takes_the_cpu_labs_steps(ExampleKind::Blocks);
 }
+
+#[test]
+fn the_webgpu_workspace_is_the_memory_formula() {
+    use gradlab::sim::gpt::memory::GptPassBytes;
+    let Some((context, ops)) = gpu_device() else { return };
+    for (spec, vocab, rows, probs) in [
+        (GptSpec::default(), 72, 2048, 4 * 32 * 64 * 64),
+        (GptSpec::default(), 72, 256, 4 * 4 * 64 * 64),
+        (
+            GptSpec {
+                layers: 3,
+                embedding: 18,
+                heads: 3,
+                context: 17,
+            },
+            7,
+            33,
+            3 * 151,
+        ),
+    ] {
+        let layout = GptLayout::new(spec, vocab);
+        let model = GptGpuModel::new(context, ops.clone(), layout.clone(), rows, probs);
+        assert_eq!(
+            model.activation_bytes(),
+            GptPassBytes::webgpu(&layout, rows, probs),
+            "{spec:?}"
+        );
+    }
+}

@@ -139,6 +139,66 @@ pub fn plot(scenario: &GptScenario, steps: u64, out_dir: &Path, progress: &dyn F
     Ok(written)
 }
 
+/// `gradlab memory` (and `run`) of a tiny-GPT scenario: each part's step as the full batch and
+/// as N micro-batches on the CPU engine in f32, `steps` timed steps each: the activations one
+/// pass keeps, by kind, and the time per optimizer step.
+pub fn memory(scenario: &GptScenario, steps: u64, out: &mut dyn Write) -> Result<()> {
+    let kib = |bytes: u64| format!("{:.1}", bytes as f64 / 1024.0);
+    for part in &scenario.parts {
+        let config = &part.config;
+        let corpus = corpus(config.examples, config.model.context)?;
+        let clock = now();
+        let now_ms = || clock.elapsed().as_secs_f64() * 1000.0;
+        let rows = gradlab_sim::gpt::memory::measure::<f32>(config, &corpus, steps, &now_ms)
+            .context("invalid tiny-GPT configuration")?;
+        writeln!(
+            out,
+            "{} ({}): {} examples a step; {} layers x {}, {} heads, context {}; CPU engine, f32, {steps} timed steps",
+            scenario.id,
+            part.label,
+            config.batch,
+            config.model.layers,
+            config.model.embedding,
+            config.model.heads,
+            config.model.context
+        )?;
+        writeln!(
+            out,
+            "  {:>3} {:>9} {:>11} {:>14} {:>14} {:>11} {:>10} {:>8} {:>9}",
+            "N",
+            "examples",
+            "tokens",
+            "per-token KiB",
+            "attention KiB",
+            "logits KiB",
+            "total KiB",
+            "of full",
+            "ms/step"
+        )?;
+        let full = rows.first().map_or(1, |r| r.bytes.total()).max(1);
+        for row in &rows {
+            writeln!(
+                out,
+                "  {:>3} {:>9} {:>11} {:>14} {:>14} {:>11} {:>10} {:>7.3}x {:>9.1}",
+                row.micro_batches,
+                row.examples_per_pass,
+                row.tokens_per_pass,
+                kib(row.bytes.per_token),
+                kib(row.bytes.attention),
+                kib(row.bytes.logits),
+                kib(row.bytes.total()),
+                row.bytes.total() as f64 / full as f64,
+                row.ms_per_step
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "(activations one pass keeps for its backward, the largest pass of the timed steps; tokens are the pass's real ones: a framework that pads holds more)"
+    )?;
+    Ok(())
+}
+
 /// How `gradlab run` prints a tiny-GPT scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Print {

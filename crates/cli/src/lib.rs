@@ -20,6 +20,7 @@ use plotters::prelude::*;
 use gradlab_plot::{draw_line_chart, LineChart, Metric};
 use gradlab_sim::backend::TrainingBackend;
 use gradlab_sim::export::write_export;
+use gradlab_sim::gpt::scenario::{GptExperiment, GptScenario, TINY_GPT_MEMORY};
 use gradlab_sim::lab::{memory_estimate, CpuLab, Lab, LabConfig};
 use gradlab_sim::scenario::Scenario;
 
@@ -162,10 +163,8 @@ const DEFAULT_MEMORY_BUDGET_MIB: u64 = 2048;
 
 impl Source {
     /// The tiny-GPT scenario `--scenario` names, if it names one.
-    fn gpt_scenario(&self) -> Option<gradlab_sim::gpt::scenario::GptScenario> {
-        self.scenario
-            .as_deref()
-            .and_then(gradlab_sim::gpt::scenario::GptScenario::by_id)
+    fn gpt_scenario(&self) -> Option<GptScenario> {
+        self.scenario.as_deref().and_then(GptScenario::by_id)
     }
 
     fn load(&self) -> Result<LabConfig> {
@@ -386,7 +385,7 @@ fn boxed_lab(config: LabConfig, precision: Precision) -> Result<Lab<Box<dyn Trai
 fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
     match command {
         Command::Scenarios => output::scenarios(out)?,
-        Command::Config { scenario } if gradlab_sim::gpt::scenario::GptScenario::by_id(&scenario).is_some() => {
+        Command::Config { scenario } if GptScenario::by_id(&scenario).is_some() => {
             bail!(
                 "{scenario} is a tiny-GPT scenario, whose settings are not read from a config file yet; \
                  `gradlab run --scenario {scenario} --format json` prints them with its numbers"
@@ -395,6 +394,30 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
         Command::Config { scenario } => {
             let config = Scenario::by_id(&scenario).with_context(known_scenarios)?.config;
             writeln!(out, "{}", toml::to_string_pretty(&config)?)?;
+        }
+        Command::Run { source, .. } | Command::Memory { source }
+            if source
+                .gpt_scenario()
+                .is_some_and(|s| s.experiment == GptExperiment::Memory) =>
+        {
+            let scenario = source.gpt_scenario().context("checked by the guard")?;
+            gpt::memory(&scenario, source.steps_or(scenario.steps)?, out)?;
+        }
+        Command::Memory { source } if source.gpt_scenario().is_some() => {
+            // The runs' experiment's parts, measured as the memory experiment measures them.
+            let scenario = source.gpt_scenario().context("checked by the guard")?;
+            let steps = GptScenario::by_id(TINY_GPT_MEMORY).map_or(3, |s| s.steps);
+            gpt::memory(&scenario, source.steps_or(steps)?, out)?;
+        }
+        Command::Plot { source, .. } | Command::Export { source, .. }
+            if source
+                .gpt_scenario()
+                .is_some_and(|s| s.experiment == GptExperiment::Memory) =>
+        {
+            bail!(
+                "{}: this experiment measures memory and time, not runs to plot or export; `gradlab memory --scenario {0}` prints it",
+                source.scenario.as_deref().unwrap_or_default()
+            );
         }
         Command::Run { source, format, every } if source.gpt_scenario().is_some() => {
             let scenario = source.gpt_scenario().context("checked by the guard")?;
@@ -450,12 +473,6 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             for path in gpt::plot(&scenario, steps, &out_dir, &|done| progress.update(done))? {
                 writeln!(out, "wrote {}", path.display())?;
             }
-        }
-        Command::Memory { source } if source.gpt_scenario().is_some() => {
-            bail!(
-                "{}: memory does not handle the tiny GPT yet; `gradlab run --scenario {0} --format json` writes its numbers",
-                source.scenario.as_deref().unwrap_or_default()
-            );
         }
         Command::Run { source, format, every } => {
             let (lab, steps) = trained_lab(&source)?;

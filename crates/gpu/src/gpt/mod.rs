@@ -8,5 +8,5 @@ pub mod model;
 pub mod rows;
 
 pub use lab::GptGpuLab;
-pub use model::{GptGpuModel, GptWorkspaceBytes};
+pub use model::GptGpuModel;
 pub use rows::{RowSlot, TokenRows};

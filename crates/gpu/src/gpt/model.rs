@@ -26,6 +26,7 @@ use crate::kernels::{
 };
 use crate::ops::{GpuOps, Recorder};
 use crate::GpuError;
+use gradlab_sim::gpt::memory::GptPassBytes;
 use gradlab_sim::gpt::spec::{GptLayout, LinearOffsets, NormOffsets, LAYER_NORM_EPS};
 use gradlab_sim::model::Norm;
 
@@ -61,25 +62,6 @@ struct BlockBuffers {
     fc_act: wgpu::Buffer,
 }
 
-/// The bytes of the workspace, by what they hold (for the memory experiment).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct GptWorkspaceBytes {
-    /// What the forward keeps for the backward, attention's probabilities apart.
-    pub activations: u64,
-    /// Attention's probabilities (`heads · len²` per example: the context² term).
-    pub attention: u64,
-    /// Logits, probabilities and their gradient (`rows · vocab`).
-    pub logits: u64,
-    /// The backward's scratch.
-    pub scratch: u64,
-}
-
-impl GptWorkspaceBytes {
-    pub fn total(&self) -> u64 {
-        self.activations + self.attention + self.logits + self.scratch
-    }
-}
-
 /// The GPU workspace of the tiny GPT for micro-batches of up to `rows` rows whose attention
 /// probabilities take up to `probs` values; the kernels of `ops`.
 #[derive(Debug)]
@@ -103,11 +85,6 @@ pub struct GptGpuModel {
     dqkv: wgpu::Buffer,
     narrow: wgpu::Buffer,
     dscores: wgpu::Buffer,
-    bytes: GptWorkspaceBytes,
-}
-
-fn f32_bytes(values: usize) -> u64 {
-    4 * crate::context::whole_vec4s(values) as u64
 }
 
 impl GptGpuModel {
@@ -128,21 +105,6 @@ impl GptGpuModel {
                 fc_act: context.zeroed_buffer("GELU output", rows * 4 * d),
             })
             .collect();
-        let norm = f32_bytes(rows * d) * 2 + f32_bytes(3 * rows);
-        let layers = layout.spec.layers as u64;
-        let bytes = GptWorkspaceBytes {
-            activations: f32_bytes(rows * d)
-                + layers * (2 * norm + f32_bytes(rows * 3 * d) + f32_bytes(rows * d) + 2 * f32_bytes(rows * 4 * d))
-                + norm,
-            attention: layers * f32_bytes(probs),
-            logits: 2 * f32_bytes(rows * v) + f32_bytes(rows),
-            scratch: 2 * f32_bytes(rows * d)
-                + f32_bytes(rows * 4 * d)
-                + f32_bytes(rows * 3 * d)
-                + f32_bytes(rows * d)
-                + f32_bytes(probs)
-                + f32_bytes(1),
-        };
         Self {
             residual: context.zeroed_buffer("residual stream", rows * d),
             branch: context.zeroed_buffer("residual branch", rows * d),
@@ -161,7 +123,6 @@ impl GptGpuModel {
             ops,
             rows,
             probs,
-            bytes,
         }
     }
 
@@ -175,9 +136,34 @@ impl GptGpuModel {
         layout.parameter_count + layout.vocab
     }
 
-    /// The workspace's bytes, by what they hold.
-    pub fn workspace_bytes(&self) -> GptWorkspaceBytes {
-        self.bytes
+    /// The bytes of the buffers that keep a pass's activations for its backward, by what they
+    /// hold (`GptPassBytes::webgpu` of the capacity; tests/gpt_gpu.rs holds the two together).
+    pub fn activation_bytes(&self) -> GptPassBytes {
+        let norm = |n: &NormBuffers| n.xhat.size() + n.out.size() + n.stats.size();
+        let block = |b: &BlockBuffers| {
+            norm(&b.ln_1) + b.qkv.size() + b.attn_y.size() + norm(&b.ln_2) + b.fc_pre.size() + b.fc_act.size()
+        };
+        GptPassBytes {
+            per_token: self.residual.size() + self.blocks.iter().map(block).sum::<u64>() + norm(&self.ln_f),
+            attention: self.blocks.iter().map(|b| b.probs.size()).sum(),
+            logits: self.logit_probs.size() + self.dlogits.size() + self.row_correct.size(),
+        }
+    }
+
+    /// The backward's scratch buffers (what a pass holds besides its activations).
+    pub fn scratch_bytes(&self) -> u64 {
+        [
+            &self.branch,
+            &self.norm_activation,
+            &self.unused,
+            &self.wide,
+            &self.dqkv,
+            &self.narrow,
+            &self.dscores,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum()
     }
 
     /// The next-token probabilities of the last forward (`[rows, vocab]`).

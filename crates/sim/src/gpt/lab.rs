@@ -465,6 +465,11 @@ impl<T: Real> GptLab<T> {
     pub fn window(&self) -> &[MicroBatchTokens] {
         &self.window
     }
+    /// What the engine's buffers that keep activations for the backward have allocated (the
+    /// largest pass so far, of any run: see `memory`).
+    pub fn activation_bytes(&self) -> super::memory::GptPassBytes {
+        self.model.activation_bytes()
+    }
 
     /// The records `sent` (one count per run) does not cover yet, and the last window; moves
     /// `sent` on. What a worker sends the page after some steps.

@@ -7,6 +7,7 @@ pub mod export;
 pub mod gelu;
 pub mod lab;
 pub mod layer_norm;
+pub mod memory;
 pub mod model;
 pub mod scenario;
 pub mod spec;

@@ -12,6 +12,7 @@
 //! the same.
 
 use super::attention::{self, Heads};
+use super::memory::GptPassBytes;
 use super::spec::{GptLayout, LinearOffsets, NormOffsets, LAYER_NORM_EPS};
 use super::{gelu, layer_norm};
 use crate::real::Real;
@@ -104,7 +105,12 @@ pub struct GptModel<T: Real> {
     unused_bias: Vec<T>,
 }
 
+/// `buffer` as `len` values: it grows to exactly the largest length asked of it (never by more:
+/// its capacity is what the memory experiment counts) and keeps that allocation.
 fn sized<T: Real>(buffer: &mut Vec<T>, len: usize) -> &mut [T] {
+    if len > buffer.capacity() {
+        buffer.reserve_exact(len - buffer.len());
+    }
     buffer.resize(len, T::ZERO);
     &mut buffer[..len]
 }
@@ -135,6 +141,27 @@ impl<T: Real> GptModel<T> {
 
     pub fn layout(&self) -> &GptLayout {
         &self.layout
+    }
+
+    /// The bytes the buffers that keep activations for the backward have allocated: what the
+    /// largest pass so far needed ([`GptPassBytes::cpu`] of its tokens and attention values).
+    pub fn activation_bytes(&self) -> GptPassBytes {
+        let bytes = |buffer: &Vec<T>| (buffer.capacity() * size_of::<T>()) as u64;
+        let norm = |n: &NormCache<T>| bytes(&n.xhat) + bytes(&n.out) + bytes(&n.rstd);
+        let per_block = |b: &BlockCache<T>| {
+            norm(&b.ln_1)
+                + bytes(&b.qkv)
+                + bytes(&b.attn_y)
+                + norm(&b.ln_2)
+                + bytes(&b.fc_pre)
+                + bytes(&b.fc_act)
+                + bytes(&b.fc_tanh)
+        };
+        GptPassBytes {
+            per_token: bytes(&self.residual) + self.blocks.iter().map(per_block).sum::<u64>() + norm(&self.ln_f),
+            attention: self.blocks.iter().map(|b| bytes(&b.probs)).sum(),
+            logits: bytes(&self.logits) + bytes(&self.probs),
+        }
     }
 
     /// Forward and backward of one micro-batch: adds `weight · d(sum of the token losses)/dθ`

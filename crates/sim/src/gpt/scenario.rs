@@ -9,8 +9,21 @@ use crate::ConfigError;
 /// The id of the token-count experiment.
 pub const TINY_GPT_TOKENS: &str = "tiny_gpt_tokens";
 
+/// The id of the memory experiment: why people accumulate.
+pub const TINY_GPT_MEMORY: &str = "tiny_gpt_memory";
+
 /// Every tiny-GPT scenario id.
-pub const GPT_SCENARIO_IDS: [&str; 1] = [TINY_GPT_TOKENS];
+pub const GPT_SCENARIO_IDS: [&str; 2] = [TINY_GPT_TOKENS, TINY_GPT_MEMORY];
+
+/// What a scenario's parts are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GptExperiment {
+    /// Runs trained side by side (`gpt::lab`).
+    Runs,
+    /// Each part's step measured as the full batch and as N micro-batches (`gpt::memory`),
+    /// `steps` timed steps each.
+    Memory,
+}
 
 /// How the CLI and the page sample each run's text, so that both show the same continuation of
 /// the same prompt for the same weights.
@@ -32,13 +45,19 @@ pub struct GptScenario {
     pub title: &'static str,
     pub summary: &'static str,
     pub parts: Vec<GptPart>,
-    /// Optimizer steps `gradlab run` takes by default.
+    /// Optimizer steps `gradlab run` takes by default (timed steps per N for a memory
+    /// experiment).
     pub steps: u64,
+    pub experiment: GptExperiment,
 }
 
 impl GptScenario {
     pub fn by_id(id: &str) -> Option<Self> {
-        (id == TINY_GPT_TOKENS).then(tokens)
+        match id {
+            TINY_GPT_TOKENS => Some(tokens()),
+            TINY_GPT_MEMORY => Some(memory()),
+            _ => None,
+        }
     }
 
     /// The token-count experiment's part `part` over `plays` (name, text): its settings and the
@@ -82,5 +101,22 @@ fn tokens() -> GptScenario {
             },
         ],
         steps: 200,
+        experiment: GptExperiment::Runs,
+    }
+}
+
+/// Why people accumulate: the activations one pass keeps, and the time of a step, for the full
+/// batch and 2 to 32 micro-batches, on fixed blocks (each pass exactly `batch / N` examples of
+/// the context) and on lines.
+fn memory() -> GptScenario {
+    let tokens = tokens();
+    let parts = tokens.parts.into_iter().rev().collect();
+    GptScenario {
+        id: TINY_GPT_MEMORY,
+        title: "Tiny GPT: the memory of one pass",
+        summary: "The activations a pass of the tiny GPT keeps for its backward (per token, attention's context² term, logits) and the time of an optimizer step, for the full batch and N micro-batches",
+        parts,
+        steps: 3,
+        experiment: GptExperiment::Memory,
     }
 }
