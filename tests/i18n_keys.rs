@@ -83,9 +83,14 @@ fn every_language_defines_the_same_ids() {
 /// The tiny-GPT page names its runs, formulas, predictions, parts and charts by id.
 #[test]
 fn the_tiny_gpt_pages_built_ids_exist_in_every_language() {
-    use gradlab::lab_state::gpt_view::{GptChart, Prediction};
+    use gradlab::lab_state::gpt_view::{GptChart, MemoryPrediction, Prediction};
     use gradlab::sim::gpt::lab::Reduction;
     let mut ids = Vec::new();
+    ids.extend(
+        MemoryPrediction::ALL
+            .iter()
+            .map(|p| format!("gpt-memory-predict-{}", p.id())),
+    );
     for reduction in Reduction::ALL {
         ids.push(format!("gpt-run-{}", reduction.id()));
         ids.push(format!("gpt-formula-{}", reduction.id()));

@@ -98,6 +98,23 @@ test('on fixed blocks all three agree, in Spanish on a phone', async () => {
     trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
   );
   assert.ok(rows.every((r) => r[1] === rows[0][1] && r[2] === r[1]), JSON.stringify(rows));
+  // Why accumulate: on fixed blocks, 8 micro-batches keep exactly an eighth per pass.
+  const memory = page.getByTestId('gpt-memory');
+  await page.getByTestId('gpt-memory-predict-nth').check();
+  await page.getByTestId('gpt-memory-measure').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=gpt-memory]')?.dataset.status === 'measured', null, {
+    timeout: 120_000,
+    polling: 100,
+  });
+  const table = await memory.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({ n: tr.dataset.n, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent) })),
+  );
+  assert.deepEqual(table.map((r) => r.n), ['1', '2', '4', '8', '16', '32']);
+  assert.deepEqual(table.map((r) => r.cells[1]), ['2048', '1024', '512', '256', '128', '64']);
+  assert.equal(table[3].cells[6], '12,5 %');
+  const memoryVerdict = page.getByTestId('gpt-memory-verdict');
+  assert.equal(await memoryVerdict.getAttribute('data-answer'), 'nth');
+  assert.match(await memoryVerdict.textContent(), /^Correcto\. Con 8 microlotes una pasada guarda el 12,5 %/);
   await expectAccessible(page, 'the tiny GPT page in Spanish on a phone');
   await screenshot(page, 'gpt-blocks-es-phone');
   assert.deepEqual(page.errors, []);

@@ -3,12 +3,15 @@
 //! and sampled. Its own wasm, so that the Lab's CPU worker carries none of this.
 
 use gradlab_sim::gpt::lab::GptLab;
+use gradlab_sim::gpt::memory::measure;
 use gradlab_sim::gpt::scenario::GptScenario;
 
 use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training};
 
 /// The longest sample a page may ask for (a sample recomputes the context at each character).
 pub const MAX_SAMPLE_CHARS: usize = 400;
+/// The most timed steps per N a memory request may ask for (each is a full step of the model).
+pub const MAX_MEMORY_STEPS: u64 = 20;
 
 /// What a worker of the other kind answers to a tiny-GPT request.
 pub const NOT_HERE: &str = "the tiny GPT trains in its own worker (gpt-worker.js), not this one";
@@ -79,6 +82,18 @@ impl Serve for GptWorkerLab {
                     }
                 };
                 Ok(FromWorker::GptSampled { texts })
+            }),
+            ToWorker::MeasureGptMemory { steps } => self.lab().and_then(|lab| {
+                #[allow(
+                    clippy::disallowed_methods,
+                    reason = "web_time::Instant is std's natively (what the lint sees) and performance.now() on wasm"
+                )]
+                let start = web_time::Instant::now();
+                let now_ms = || start.elapsed().as_secs_f64() * 1000.0;
+                let steps = steps.clamp(1, MAX_MEMORY_STEPS);
+                measure::<f32>(lab.config(), lab.corpus(), steps, &now_ms)
+                    .map(|rows| FromWorker::GptMemory { rows })
+                    .map_err(|e| e.to_string())
             }),
             _ => Err(ONLY_GPT.to_string()),
         };
@@ -196,6 +211,17 @@ mod tests {
         let expected = on_page.sample_with(&other, "MACBETH.\n", 30, 0.8, 1);
         assert_eq!(given, vec![expected; 3]);
         assert_ne!(given[0], texts[0], "the given weights, not the worker's own");
+        let FromWorker::GptMemory { rows } = ask(&mut worker, ToWorker::MeasureGptMemory { steps: 1 }) else {
+            panic!("memory");
+        };
+        assert_eq!(
+            rows.iter().map(|r| r.micro_batches).collect::<Vec<_>>(),
+            [1, 2, 4, 8, 16, 32]
+        );
+        assert!(
+            rows.windows(2).all(|w| w[1].bytes.total() < w[0].bytes.total()),
+            "{rows:?}"
+        );
         let answer = ask(&mut worker, sample_with(vec![other]));
         assert!(
             matches!(answer, FromWorker::Failed { ref message } if message.contains("1 runs' weights")),

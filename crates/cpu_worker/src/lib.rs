@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use gradlab_sim::backend::TrainingBackend;
 use gradlab_sim::gpt::lab::{GptUpdate, Reduction};
+use gradlab_sim::gpt::memory::GptMemoryRow;
 use gradlab_sim::gpt::spec::GptSpec;
 use gradlab_sim::lab::{CpuLab, LabConfig, LabUpdate};
 use gradlab_sim::regime::MetricOps;
@@ -54,6 +55,9 @@ pub enum ToWorker {
         seed: u64,
         weights: Option<Vec<Vec<f32>>>,
     },
+    /// The memory experiment on the built part's text and settings: the full batch and N
+    /// micro-batches, `steps` timed steps each (`gpt::memory::measure`).
+    MeasureGptMemory { steps: u64 },
 }
 
 /// What the page shows of a tiny-GPT lab before it trains.
@@ -96,6 +100,9 @@ pub enum FromWorker {
     /// One text per run, in the runs' order.
     GptSampled {
         texts: Vec<String>,
+    },
+    GptMemory {
+        rows: Vec<GptMemoryRow>,
     },
     /// The request failed with this message (an experiment the engine cannot run, a message
     /// it cannot read); the page shows it.
@@ -240,9 +247,10 @@ impl WorkerLab {
                 lab.set_snapshots(on);
                 FromWorker::SnapshotsSet
             }),
-            ToWorker::BuildGpt { .. } | ToWorker::SampleGpt { .. } | ToWorker::AdvanceGpt { .. } => {
-                Err(gpt::NOT_HERE.to_string())
-            }
+            ToWorker::BuildGpt { .. }
+            | ToWorker::SampleGpt { .. }
+            | ToWorker::AdvanceGpt { .. }
+            | ToWorker::MeasureGptMemory { .. } => Err(gpt::NOT_HERE.to_string()),
             ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })

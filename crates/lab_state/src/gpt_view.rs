@@ -7,6 +7,7 @@ use crate::numbers::readable;
 use gradlab_i18n::Msg;
 use gradlab_plot::{ChartLook, LineChart, Series, LOG_FLOOR};
 use gradlab_sim::gpt::lab::{GptMirror, GptStepRecord, Reduction};
+use gradlab_sim::gpt::memory::GptMemoryRow;
 
 /// The page's charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +199,106 @@ pub fn verdict(prediction: Prediction, observed: &Observed) -> Msg {
     .arg("window_error", readable(error_of(Reduction::WindowTokens), 2))
 }
 
+/// The memory experiment's prediction: what happens to the activations one pass keeps when the
+/// step is cut into [`MEMORY_QUESTION_N`] micro-batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryPrediction {
+    /// About an Nth of the full batch's.
+    Nth,
+    /// About the same.
+    Same,
+    /// About N times as much.
+    Times,
+}
+
+/// The N the memory question asks about (the tokens experiment's N).
+pub const MEMORY_QUESTION_N: usize = 8;
+
+impl MemoryPrediction {
+    pub const ALL: [MemoryPrediction; 3] = [MemoryPrediction::Nth, MemoryPrediction::Same, MemoryPrediction::Times];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            MemoryPrediction::Nth => "nth",
+            MemoryPrediction::Same => "same",
+            MemoryPrediction::Times => "times",
+        }
+    }
+}
+
+/// One row of the memory table as the page shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryTableRow {
+    pub micro_batches: usize,
+    pub examples_per_pass: usize,
+    pub tokens_per_pass: usize,
+    pub per_token: String,
+    pub attention: String,
+    pub logits: String,
+    pub total: String,
+    /// This pass's total against the full batch's (1 for the full batch).
+    pub of_full: f64,
+    /// Attention's share of the total, 0 to 1.
+    pub attention_share: f64,
+    pub ms_per_step: f64,
+}
+
+/// Bytes in KiB or MiB, one decimal.
+pub fn bytes_text(bytes: u64) -> String {
+    let kib = bytes as f64 / 1024.0;
+    if kib >= 1024.0 {
+        format!("{:.1} MiB", kib / 1024.0)
+    } else {
+        format!("{kib:.1} KiB")
+    }
+}
+
+pub fn memory_rows(rows: &[GptMemoryRow]) -> Vec<MemoryTableRow> {
+    let full = rows.first().map_or(0, |r| r.bytes.total()).max(1) as f64;
+    rows.iter()
+        .map(|r| MemoryTableRow {
+            micro_batches: r.micro_batches,
+            examples_per_pass: r.examples_per_pass,
+            tokens_per_pass: r.tokens_per_pass,
+            per_token: bytes_text(r.bytes.per_token),
+            attention: bytes_text(r.bytes.attention),
+            logits: bytes_text(r.bytes.logits),
+            total: bytes_text(r.bytes.total()),
+            of_full: r.bytes.total() as f64 / full,
+            attention_share: r.bytes.attention as f64 / r.bytes.total().max(1) as f64,
+            ms_per_step: r.ms_per_step,
+        })
+        .collect()
+}
+
+/// What the measured rows answer: the [`MEMORY_QUESTION_N`] row against the full batch (a
+/// pass under half of the full batch's is "an Nth", one over twice is "N times"), and the
+/// verdict on `prediction`. `None` until both rows are measured.
+pub fn memory_verdict(prediction: MemoryPrediction, rows: &[GptMemoryRow]) -> Option<(MemoryPrediction, Msg)> {
+    let full = rows.iter().find(|r| r.micro_batches == 1)?;
+    let split = rows.iter().find(|r| r.micro_batches == MEMORY_QUESTION_N)?;
+    let ratio = split.bytes.total() as f64 / full.bytes.total().max(1) as f64;
+    let answer = if ratio < 0.5 {
+        MemoryPrediction::Nth
+    } else if ratio > 2.0 {
+        MemoryPrediction::Times
+    } else {
+        MemoryPrediction::Same
+    };
+    let msg = Msg::new(if prediction == answer {
+        "gpt-memory-verdict-right"
+    } else {
+        "gpt-memory-verdict-wrong"
+    })
+    .arg("n", MEMORY_QUESTION_N)
+    .arg("percent", readable(100.0 * ratio, 3))
+    .arg("split", bytes_text(split.bytes.total()))
+    .arg("full", bytes_text(full.bytes.total()))
+    .arg("split_ms", readable(split.ms_per_step, 3))
+    .arg("full_ms", readable(full.ms_per_step, 3));
+    Some((answer, msg))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,5 +394,51 @@ mod tests {
         let blocks = observed(&mirror(0.0, 0.0)).expect("a step");
         assert_eq!(blocks.answer, Prediction::NoneDrifts);
         assert!(observed(&GptMirror::new(Reduction::ALL.to_vec())).is_none());
+    }
+
+    fn memory_row(n: usize, per_token: u64, ms: f64) -> GptMemoryRow {
+        use gradlab_sim::gpt::memory::GptPassBytes;
+        GptMemoryRow {
+            micro_batches: n,
+            examples_per_pass: 32 / n,
+            tokens_per_pass: 2048 / n,
+            bytes: GptPassBytes {
+                per_token,
+                attention: per_token / 4,
+                logits: 0,
+            },
+            ms_per_step: ms,
+        }
+    }
+
+    #[test]
+    fn the_memory_table_reads_each_pass_against_the_full_batch() {
+        let rows = [memory_row(1, 8 << 20, 400.0), memory_row(8, 1 << 20, 350.0)];
+        let table = memory_rows(&rows);
+        assert_eq!(table[0].total, "10.0 MiB");
+        assert_eq!(table[1].per_token, "1.0 MiB");
+        assert_eq!(table[1].attention, "256.0 KiB");
+        assert_eq!(table[1].of_full, 0.125);
+        assert_eq!(table[1].attention_share, 0.2);
+        assert_eq!(bytes_text(512), "0.5 KiB");
+    }
+
+    #[test]
+    fn the_memory_answer_is_read_from_the_eighth_pass() {
+        let rows = [memory_row(1, 8 << 20, 400.0), memory_row(8, 1 << 20, 350.0)];
+        let (answer, msg) = memory_verdict(MemoryPrediction::Nth, &rows).unwrap();
+        assert_eq!(answer, MemoryPrediction::Nth);
+        assert_eq!(msg.id, "gpt-memory-verdict-right");
+        assert!(msg.args.contains(&("percent", "12.5".to_string())), "{:?}", msg.args);
+        assert!(msg.args.contains(&("split", "1.2 MiB".to_string())), "{:?}", msg.args);
+        let (_, msg) = memory_verdict(MemoryPrediction::Same, &rows).unwrap();
+        assert_eq!(msg.id, "gpt-memory-verdict-wrong");
+        // Were a split pass to keep as much, "the same" would be right.
+        let same = [memory_row(1, 8 << 20, 400.0), memory_row(8, 8 << 20, 350.0)];
+        assert_eq!(
+            memory_verdict(MemoryPrediction::Same, &same).unwrap().0,
+            MemoryPrediction::Same
+        );
+        assert_eq!(memory_verdict(MemoryPrediction::Nth, &rows[..1]), None);
     }
 }

@@ -25,10 +25,15 @@ use gradlab_gpu::ops::GpuOps;
 use gradlab_i18n::Msg;
 use gradlab_lab_state::controls::EngineOptions;
 use gradlab_lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
-use gradlab_lab_state::gpt_view::{observed, verdict, window_rows, GptChart, Prediction};
+use gradlab_lab_state::gpt_view::{
+    memory_rows, memory_verdict, observed, verdict, window_rows, GptChart, MemoryPrediction, Prediction,
+    MEMORY_QUESTION_N,
+};
 use gradlab_lab_state::numbers::readable;
 use gradlab_plot::ChartLook;
+use gradlab_route::Route;
 use gradlab_sim::gpt::lab::{GptMirror, Reduction};
+use gradlab_sim::gpt::memory::GptMemoryRow;
 use gradlab_sim::gpt::scenario::{GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
 use gradlab_sim::gpt::text::ExampleKind;
 
@@ -60,6 +65,28 @@ enum Command {
     Play,
     Pause,
     Part(ExampleKind),
+    /// The memory experiment on the part shown.
+    Measure,
+}
+
+/// Where the memory experiment stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Memory {
+    Idle,
+    Measuring,
+    Measured(Vec<GptMemoryRow>),
+    Failed(String),
+}
+
+impl Memory {
+    fn id(&self) -> &'static str {
+        match self {
+            Memory::Idle => "idle",
+            Memory::Measuring => "measuring",
+            Memory::Measured(_) => "measured",
+            Memory::Failed(_) => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +100,7 @@ struct Signals {
     engine: RwSignal<EngineBadge>,
     /// The CPU engine always trains in its worker here (the badge says where).
     cpu_in_worker: RwSignal<bool>,
+    memory: RwSignal<Memory>,
 }
 
 fn run_label(reduction: Reduction) -> String {
@@ -90,6 +118,7 @@ pub fn GptPage() -> impl IntoView {
         samples: RwSignal::new(Vec::new()),
         engine: RwSignal::new(EngineBadge::Preparing),
         cpu_in_worker: RwSignal::new(true),
+        memory: RwSignal::new(Memory::Idle),
     };
     let part = RwSignal::new(ExampleKind::Lines);
     let prediction = RwSignal::new(None::<Prediction>);
@@ -150,6 +179,10 @@ pub fn GptPage() -> impl IntoView {
             <ChartsView signals=signals />
             <WindowView signals=signals />
             <SamplesView signals=signals />
+            <MemoryView signals=signals measure=move || {
+                signals.memory.set(Memory::Measuring);
+                send(Command::Measure);
+            } />
         </section>
     }
 }
@@ -316,6 +349,95 @@ fn WindowView(signals: Signals) -> impl IntoView {
 }
 
 #[component]
+fn MemoryView(signals: Signals, measure: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let prediction = RwSignal::new(None::<MemoryPrediction>);
+    let n = MEMORY_QUESTION_N;
+    let rows = move || match signals.memory.get() {
+        Memory::Measured(rows) => memory_rows(&rows),
+        _ => Vec::new(),
+    };
+    let table = move || {
+        rows()
+            .into_iter()
+            .map(|row| {
+                let bar = format!("width: {:.1}%", 100.0 * row.of_full);
+                view! {
+                    <tr data-n=row.micro_batches>
+                        <th scope="row">{row.micro_batches}</th>
+                        <td>{row.examples_per_pass}</td>
+                        <td>{row.tokens_per_pass}</td>
+                        <td>{num(&row.per_token)}</td>
+                        <td>{num(&row.attention)}</td>
+                        <td>{num(&row.logits)}</td>
+                        <td class="gpt-memory-total">{num(&row.total)}
+                            <span class="gpt-memory-bar" aria-hidden="true"><span style=bar></span></span></td>
+                        <td>{num(&readable(100.0 * row.of_full, 3))}" %"</td>
+                        <td>{num(&readable(row.ms_per_step, 3))}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
+    let answer = move || {
+        let chosen = prediction.get()?;
+        let Memory::Measured(rows) = signals.memory.get() else {
+            return None;
+        };
+        let (answer, text) = memory_verdict(chosen, &rows)?;
+        Some(
+            view! { <p class="gpt-verdict" data-testid="gpt-memory-verdict" data-answer=answer.id()>{num(&msg(&text))}</p> },
+        )
+    };
+    let status = move || match signals.memory.get() {
+        Memory::Measuring => Some(tr("gpt-memory-measuring")),
+        Memory::Failed(reason) => Some(msg(&Msg::new("gpt-memory-failed").arg("reason", reason))),
+        Memory::Idle | Memory::Measured(_) => None,
+    };
+    let busy = move || signals.memory.with(|m| *m == Memory::Measuring) || signals.status.get() != Status::Ready;
+    view! {
+        <section class="gpt-memory" data-testid="gpt-memory" data-status=move || signals.memory.with(Memory::id)>
+            <h2>{tr("gpt-memory-title")}</h2>
+            <p>{tr("gpt-memory-intro")}</p>
+            <fieldset class="gpt-predict" data-testid="gpt-memory-predict">
+                <legend>{msg(&Msg::new("gpt-memory-question").arg("n", n))}</legend>
+                {MemoryPrediction::ALL.into_iter().map(|p| view! {
+                    <label>
+                        <input type="radio" name="gpt-memory-predict" value=p.id()
+                            data-testid=format!("gpt-memory-predict-{}", p.id())
+                            prop:checked=move || prediction.get() == Some(p) on:change=move |_| prediction.set(Some(p)) />
+                        {msg(&Msg::new(format!("gpt-memory-predict-{}", p.id())).arg("n", n))}
+                    </label>
+                }).collect_view()}
+                <div aria-live="polite">{answer}</div>
+            </fieldset>
+            <div class="gpt-transport">
+                <button type="button" data-testid="gpt-memory-measure" on:click=move |_| measure() disabled=busy>
+                    {tr("gpt-memory-measure")}
+                </button>
+                <p role="status">{status}</p>
+            </div>
+            <div class="table-scroll" tabindex="0" role="region" aria-label=tr("gpt-memory-title")>
+                <table data-testid="gpt-memory-table">
+                    <thead><tr>
+                        <th scope="col">{tr("gpt-memory-n")}</th>
+                        <th scope="col">{tr("gpt-memory-examples")}</th>
+                        <th scope="col">{tr("gpt-memory-tokens")}</th>
+                        <th scope="col">{tr("gpt-memory-per-token")}</th>
+                        <th scope="col">{tr("gpt-memory-attention")}</th>
+                        <th scope="col">{tr("gpt-memory-logits")}</th>
+                        <th scope="col">{tr("gpt-memory-total")}</th>
+                        <th scope="col">{tr("gpt-memory-of-full")}</th>
+                        <th scope="col">{tr("gpt-memory-ms")}</th>
+                    </tr></thead>
+                    <tbody>{table}</tbody>
+                </table>
+            </div>
+            <p>{tr("gpt-memory-note")}" "<a href=super::i18n::link(Route::Plan.href())>{tr("gpt-memory-planner")}</a>"."</p>
+        </section>
+    }
+}
+
+#[component]
 fn SamplesView(signals: Signals) -> impl IntoView {
     let items = move || {
         let reductions = signals
@@ -412,6 +534,22 @@ async fn sample(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -
         }
         other => Err(format!("the CPU worker answered {other:?}")),
     }
+}
+
+/// Timed steps per N of the memory experiment.
+const MEMORY_STEPS: u64 = 2;
+
+/// The memory experiment in the worker, on the part it has built.
+async fn measure_memory(worker: &CpuWorker, signals: Signals) -> Result<(), String> {
+    let _ = signals.memory.try_set(Memory::Measuring);
+    let request = ToWorker::MeasureGptMemory { steps: MEMORY_STEPS };
+    let memory = match ask(worker, &request, &|| true).await {
+        Ok(FromWorker::GptMemory { rows }) => Memory::Measured(rows),
+        Ok(other) => Memory::Failed(format!("the CPU worker answered {other:?}")),
+        Err(reason) => Memory::Failed(reason),
+    };
+    let _ = signals.memory.try_set(memory);
+    Ok(())
 }
 
 /// The page's training loop: build, then advance while playing, a part switch rebuilding.
@@ -576,8 +714,10 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
                     gpu = None;
                 }
             }
-            // A race starts again on the new part's first steps.
+            // A race starts again on the new part's first steps; the memory table was the other
+            // part's.
             trial = GpuTrial::default();
+            let _ = signals.memory.try_set(Memory::Idle);
             sampled_at = None;
             let _ = signals.status.try_set(Status::Ready);
         }
@@ -595,6 +735,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             let _ = signals.working.try_set(false);
             match commands.recv().await {
                 Ok(Command::Part(chosen)) => rebuild = Some(chosen),
+                Ok(Command::Measure) => measure_memory(&worker, signals).await?,
                 Ok(Command::Play | Command::Pause) => {}
                 // The page is gone.
                 Err(_) => return Ok(()),
@@ -603,8 +744,10 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
         }
         // What was asked while the last request ran.
         while let Ok(command) = commands.try_recv() {
-            if let Command::Part(chosen) = command {
-                rebuild = Some(chosen);
+            match command {
+                Command::Part(chosen) => rebuild = Some(chosen),
+                Command::Measure => measure_memory(&worker, signals).await?,
+                Command::Play | Command::Pause => {}
             }
         }
         if rebuild.is_some() {
