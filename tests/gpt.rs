@@ -410,3 +410,48 @@ fn accumulating_in_n_passes_keeps_an_nth_of_the_activations() {
         assert_eq!(row.ms_per_step, 0.5, "one tick over the two timed steps");
     }
 }
+
+#[test]
+fn the_trace_of_a_step_fills_each_runs_buffer_pass_by_pass() {
+    let mut lab = new_lab::<f64>(ExampleKind::Lines);
+    lab.step();
+    lab.step();
+    let n = lab.config().micro_batches;
+    let trace = lab.trace_step(&[], None).unwrap();
+    let tokens = trace.window_tokens;
+    let full = &trace.runs[run_index(&lab, Reduction::FullBatch)];
+    assert_eq!(full.passes.len(), 1);
+    assert_eq!(full.passes[0].tokens, tokens);
+    assert_eq!(full.passes[0].buffer_error, 0.0, "the full batch is its own reference");
+    let fix = &trace.runs[run_index(&lab, Reduction::WindowTokens)];
+    let mean = &trace.runs[run_index(&lab, Reduction::MicroBatchMean)];
+    assert_eq!(fix.passes.len(), n);
+    assert_eq!(fix.passes.iter().map(|p| p.tokens).sum::<usize>(), tokens);
+    assert!(
+        fix.passes[0].buffer_error > 0.1,
+        "one micro-batch of {n} is far from the whole"
+    );
+    assert_eq!(
+        fix.passes[n - 1].buffer_error,
+        0.0,
+        "the fix ends exactly at the full batch"
+    );
+    assert!(
+        mean.passes[n - 1].buffer_error > 1e-3,
+        "the per-micro-batch mean ends elsewhere"
+    );
+    for (f, m) in fix.passes.iter().zip(&mean.passes) {
+        assert_eq!(f.token_weight, 1.0 / tokens as f64);
+        assert_eq!(m.token_weight, 1.0 / (n * m.tokens) as f64);
+        assert_eq!((f.examples, f.tokens), (m.examples, m.tokens), "the same micro-batches");
+    }
+    // The fix's weights are the full batch's (bit for bit on lines): its passes' losses add up
+    // to the full batch's.
+    let summed: f64 = fix.passes.iter().map(|p| p.loss_sum).sum();
+    assert!((summed - full.passes[0].loss_sum).abs() < 1e-12 * summed);
+    // The runs' own weights, given, trace the same; weights of another shape are refused.
+    let weights: Vec<Vec<f64>> = lab.runs().iter().map(|r| r.params().to_vec()).collect();
+    assert_eq!(lab.trace_step(&[], Some(&weights)), Some(trace));
+    assert_eq!(lab.trace_step(&[], Some(&weights[..1])), None);
+    assert_eq!(lab.trace_step(&[usize::MAX], None), None);
+}

@@ -5,7 +5,7 @@
 // desktop and phone).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withAppAndBrowser, screenshot, expectAccessible } from '../harness.mjs';
+import { withAppAndBrowser, screenshot, expectAccessible, artifactsDir } from '../harness.mjs';
 
 const app = withAppAndBrowser();
 
@@ -79,6 +79,27 @@ test('on lines the per-micro-batch mean drifts and the sum over the window does 
   for (const run of ['full_batch', 'micro_batch_mean', 'window_tokens']) {
     assert.ok((await page.getByTestId(`gpt-sample-${run}`).locator('pre').textContent()).startsWith('MACBETH.\n'));
   }
+  // Inside the last step: the buffers fill micro-batch by micro-batch; the fix ends exactly at
+  // the full batch's gradient, the per-micro-batch mean elsewhere.
+  await page.getByTestId('gpt-trace-show').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=gpt-trace]')?.dataset.status === 'shown', null, {
+    timeout: 60_000,
+    polling: 100,
+  });
+  const traceStatus = (run) => page.getByTestId(`gpt-trace-${run}`).getAttribute('data-status');
+  assert.equal(await traceStatus('window_tokens'), 'gpt-trace-filling');
+  assert.equal(await traceStatus('full_batch'), 'gpt-trace-done-exact');
+  assert.equal(await page.getByTestId('gpt-trace-window_tokens').locator('tbody tr').count(), 1);
+  for (let k = 2; k <= 8; k++) {
+    await page.getByTestId('gpt-trace-next').click();
+    assert.match(await page.getByTestId('gpt-trace-phase').textContent(), new RegExp(`After micro-batch ${k} of 8`));
+  }
+  assert.ok(await page.getByTestId('gpt-trace-next').isDisabled());
+  assert.equal(await page.getByTestId('gpt-trace-window_tokens').locator('tbody tr').count(), 8);
+  assert.equal(await traceStatus('window_tokens'), 'gpt-trace-done-exact');
+  assert.equal(await traceStatus('micro_batch_mean'), 'gpt-trace-done-off');
+  assert.match(await page.getByTestId('gpt-trace-window_tokens').textContent(), /difference exactly 0/);
+  await page.getByTestId('gpt-trace').screenshot({ path: `${artifactsDir}/gpt-trace-desktop.png` });
   await expectAccessible(page, 'the tiny GPT page');
   await screenshot(page, 'gpt-lines-desktop');
   assert.deepEqual(page.errors, []);
@@ -153,6 +174,13 @@ test('WebGPU trains the tiny GPT with the CPU engine numbers, and samples its we
   for (const run of ['full_batch', 'micro_batch_mean', 'window_tokens']) {
     assert.ok((await gpu.getByTestId(`gpt-sample-${run}`).locator('pre').textContent()).startsWith('MACBETH.\n'));
   }
+  // The step-through at WebGPU's weights and its last step's examples.
+  await gpu.getByTestId('gpt-trace-show').click();
+  await gpu.waitForFunction(() => document.querySelector('[data-testid=gpt-trace]')?.dataset.status === 'shown', null, {
+    timeout: 60_000,
+    polling: 100,
+  });
+  assert.equal(await gpu.getByTestId('gpt-trace-full_batch').getAttribute('data-status'), 'gpt-trace-done-exact');
   const cpu = await openGpt('&engine=cpu');
   assert.match(await cpu.getByTestId('engine-badge').textContent(), /chosen in the URL/);
   await train(cpu, 2);

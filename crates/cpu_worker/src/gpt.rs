@@ -95,6 +95,13 @@ impl Serve for GptWorkerLab {
                     .map(|rows| FromWorker::GptMemory { rows })
                     .map_err(|e| e.to_string())
             }),
+            ToWorker::TraceGpt { batch, weights } => self.lab().and_then(|lab| {
+                lab.trace_step(&batch, weights.as_deref())
+                    .map(|trace| FromWorker::GptTraced { trace })
+                    .ok_or_else(|| {
+                        "no step to look inside yet, or examples or weights that are not this lab's".to_string()
+                    })
+            }),
             _ => Err(ONLY_GPT.to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })
@@ -221,6 +228,27 @@ mod tests {
         assert!(
             rows.windows(2).all(|w| w[1].bytes.total() < w[0].bytes.total()),
             "{rows:?}"
+        );
+        let FromWorker::GptTraced { trace } = ask(
+            &mut worker,
+            ToWorker::TraceGpt {
+                batch: Vec::new(),
+                weights: None,
+            },
+        ) else {
+            panic!("trace");
+        };
+        assert_eq!(Some(trace), on_page.trace_step(&[], None));
+        let answer = ask(
+            &mut worker,
+            ToWorker::TraceGpt {
+                batch: vec![usize::MAX],
+                weights: None,
+            },
+        );
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("no step to look inside")),
+            "{answer:?}"
         );
         let answer = ask(&mut worker, sample_with(vec![other]));
         assert!(

@@ -12,6 +12,7 @@ use gradlab_sim::backend::TrainingBackend;
 use gradlab_sim::gpt::lab::{GptUpdate, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
 use gradlab_sim::gpt::spec::GptSpec;
+use gradlab_sim::gpt::trace::GptStepTrace;
 use gradlab_sim::lab::{CpuLab, LabConfig, LabUpdate};
 use gradlab_sim::regime::MetricOps;
 use gradlab_sim::scenario::canonical_config;
@@ -58,6 +59,12 @@ pub enum ToWorker {
     /// The memory experiment on the built part's text and settings: the full batch and N
     /// micro-batches, `steps` timed steps each (`gpt::memory::measure`).
     MeasureGptMemory { steps: u64 },
+    /// Every run's passes over the examples `batch` (the worker's last step's when empty) at
+    /// its own weights or at `weights` (`GptLab::trace_step`).
+    TraceGpt {
+        batch: Vec<usize>,
+        weights: Option<Vec<Vec<f32>>>,
+    },
 }
 
 /// What the page shows of a tiny-GPT lab before it trains.
@@ -103,6 +110,9 @@ pub enum FromWorker {
     },
     GptMemory {
         rows: Vec<GptMemoryRow>,
+    },
+    GptTraced {
+        trace: GptStepTrace,
     },
     /// The request failed with this message (an experiment the engine cannot run, a message
     /// it cannot read); the page shows it.
@@ -250,7 +260,8 @@ impl WorkerLab {
             ToWorker::BuildGpt { .. }
             | ToWorker::SampleGpt { .. }
             | ToWorker::AdvanceGpt { .. }
-            | ToWorker::MeasureGptMemory { .. } => Err(gpt::NOT_HERE.to_string()),
+            | ToWorker::MeasureGptMemory { .. }
+            | ToWorker::TraceGpt { .. } => Err(gpt::NOT_HERE.to_string()),
             ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })

@@ -8,6 +8,7 @@ use gradlab_i18n::Msg;
 use gradlab_plot::{ChartLook, LineChart, Series, LOG_FLOOR};
 use gradlab_sim::gpt::lab::{GptMirror, GptStepRecord, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
+use gradlab_sim::gpt::trace::{GptRunTrace, GptStepTrace};
 
 /// The page's charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,6 +300,68 @@ pub fn memory_verdict(prediction: MemoryPrediction, rows: &[GptMemoryRow]) -> Op
     Some((answer, msg))
 }
 
+/// One pass of a run in the step-through's table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceRow {
+    /// Counted from 1.
+    pub index: usize,
+    pub tokens: usize,
+    pub loss_sum: f64,
+    pub token_weight: f64,
+    /// The token weight against the full batch's `1 / T`.
+    pub times_full_batch: f64,
+    pub buffer_error: f64,
+}
+
+/// The micro-batches the step-through walks through: the most passes any run takes.
+pub fn trace_phases(trace: &GptStepTrace) -> usize {
+    trace.runs.iter().map(|r| r.passes.len()).max().unwrap_or(0)
+}
+
+/// The run's first `phase` passes (all of them for the full batch's single pass, which is
+/// the reference the others fill towards).
+pub fn trace_rows(run: &GptRunTrace, window_tokens: usize, phase: usize) -> Vec<TraceRow> {
+    let full_weight = 1.0 / window_tokens.max(1) as f64;
+    run.passes
+        .iter()
+        .take(if run.reduction.accumulates() {
+            phase
+        } else {
+            run.passes.len()
+        })
+        .enumerate()
+        .map(|(i, p)| TraceRow {
+            index: i + 1,
+            tokens: p.tokens,
+            loss_sum: p.loss_sum,
+            token_weight: p.token_weight,
+            times_full_batch: p.token_weight / full_weight,
+            buffer_error: p.buffer_error,
+        })
+        .collect()
+}
+
+/// Where the run's buffer stands after `phase` passes: still filling, or full and either the
+/// full batch's gradient (its error exactly 0) or another.
+pub fn trace_status(run: &GptRunTrace, phase: usize) -> Msg {
+    let n = run.passes.len();
+    let shown = if run.reduction.accumulates() { phase.min(n) } else { n };
+    let error = shown
+        .checked_sub(1)
+        .and_then(|i| run.passes.get(i))
+        .map_or(1.0, |p| p.buffer_error);
+    if shown < n {
+        Msg::new("gpt-trace-filling")
+            .arg("k", shown)
+            .arg("n", n)
+            .arg("error", readable(error, 2))
+    } else if error == 0.0 {
+        Msg::new("gpt-trace-done-exact")
+    } else {
+        Msg::new("gpt-trace-done-off").arg("error", readable(error, 2))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,5 +503,48 @@ mod tests {
             MemoryPrediction::Same
         );
         assert_eq!(memory_verdict(MemoryPrediction::Nth, &rows[..1]), None);
+    }
+
+    #[test]
+    fn the_step_through_shows_the_buffer_filling_pass_by_pass() {
+        use gradlab_sim::gpt::trace::GptPassTrace;
+        let pass = |tokens: usize, weight: f64, error: f64| GptPassTrace {
+            examples: 4,
+            tokens,
+            loss_sum: tokens as f64 * 3.0,
+            token_weight: weight,
+            buffer_norm: 1.0,
+            buffer_error: error,
+        };
+        let run = |reduction, passes| GptRunTrace {
+            reduction,
+            passes,
+            full_batch_norm: 1.0,
+        };
+        let trace = GptStepTrace {
+            window_tokens: 300,
+            runs: vec![
+                run(Reduction::FullBatch, vec![pass(300, 1.0 / 300.0, 0.0)]),
+                run(
+                    Reduction::MicroBatchMean,
+                    vec![pass(100, 1.0 / 200.0, 0.6), pass(200, 1.0 / 400.0, 0.04)],
+                ),
+                run(
+                    Reduction::WindowTokens,
+                    vec![pass(100, 1.0 / 300.0, 0.5), pass(200, 1.0 / 300.0, 0.0)],
+                ),
+            ],
+        };
+        assert_eq!(trace_phases(&trace), 2);
+        // The full batch shows its single pass at every phase; the others fill.
+        assert_eq!(trace_rows(&trace.runs[0], 300, 1).len(), 1);
+        let first = trace_rows(&trace.runs[1], 300, 1);
+        assert_eq!(first.len(), 1);
+        assert!((first[0].times_full_batch - 1.5).abs() < 1e-12);
+        assert_eq!(trace_status(&trace.runs[1], 1).id, "gpt-trace-filling");
+        assert_eq!(trace_status(&trace.runs[1], 2).id, "gpt-trace-done-off");
+        assert_eq!(trace_status(&trace.runs[2], 2).id, "gpt-trace-done-exact");
+        assert_eq!(trace_status(&trace.runs[0], 1).id, "gpt-trace-done-exact");
+        assert_eq!(trace_rows(&trace.runs[2], 300, 2)[1].times_full_batch, 1.0);
     }
 }

@@ -26,8 +26,8 @@ use gradlab_i18n::Msg;
 use gradlab_lab_state::controls::EngineOptions;
 use gradlab_lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
 use gradlab_lab_state::gpt_view::{
-    memory_rows, memory_verdict, observed, verdict, window_rows, GptChart, MemoryPrediction, Prediction,
-    MEMORY_QUESTION_N,
+    memory_rows, memory_verdict, observed, trace_phases, trace_rows, trace_status, verdict, window_rows, GptChart,
+    MemoryPrediction, Prediction, MEMORY_QUESTION_N,
 };
 use gradlab_lab_state::numbers::readable;
 use gradlab_plot::ChartLook;
@@ -36,6 +36,7 @@ use gradlab_sim::gpt::lab::{GptMirror, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
 use gradlab_sim::gpt::scenario::{GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
 use gradlab_sim::gpt::text::ExampleKind;
+use gradlab_sim::gpt::trace::GptStepTrace;
 
 /// The plays, as `assets/text/shakespeare/` holds them.
 const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_juliet"];
@@ -67,6 +68,28 @@ enum Command {
     Part(ExampleKind),
     /// The memory experiment on the part shown.
     Measure,
+    /// Every run's passes over the last step (the step-through).
+    Trace,
+}
+
+/// Where the step-through stands: the step it shows and its passes.
+#[derive(Debug, Clone, PartialEq)]
+enum Traced {
+    Idle,
+    Working,
+    Shown { step: u64, trace: GptStepTrace },
+    Failed(String),
+}
+
+impl Traced {
+    fn id(&self) -> &'static str {
+        match self {
+            Traced::Idle => "idle",
+            Traced::Working => "working",
+            Traced::Shown { .. } => "shown",
+            Traced::Failed(_) => "failed",
+        }
+    }
 }
 
 /// Where the memory experiment stands.
@@ -101,6 +124,7 @@ struct Signals {
     /// The CPU engine always trains in its worker here (the badge says where).
     cpu_in_worker: RwSignal<bool>,
     memory: RwSignal<Memory>,
+    traced: RwSignal<Traced>,
 }
 
 fn run_label(reduction: Reduction) -> String {
@@ -119,6 +143,7 @@ pub fn GptPage() -> impl IntoView {
         engine: RwSignal::new(EngineBadge::Preparing),
         cpu_in_worker: RwSignal::new(true),
         memory: RwSignal::new(Memory::Idle),
+        traced: RwSignal::new(Traced::Idle),
     };
     let part = RwSignal::new(ExampleKind::Lines);
     let prediction = RwSignal::new(None::<Prediction>);
@@ -178,6 +203,10 @@ pub fn GptPage() -> impl IntoView {
             <RunsView signals=signals />
             <ChartsView signals=signals />
             <WindowView signals=signals />
+            <TraceView signals=signals trace=move || {
+                signals.traced.set(Traced::Working);
+                send(Command::Trace);
+            } />
             <SamplesView signals=signals />
             <MemoryView signals=signals measure=move || {
                 signals.memory.set(Memory::Measuring);
@@ -349,6 +378,104 @@ fn WindowView(signals: Signals) -> impl IntoView {
 }
 
 #[component]
+fn TraceView(signals: Signals, trace: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let phase = RwSignal::new(1usize);
+    let shown = move || match signals.traced.get() {
+        Traced::Shown { step, trace } => Some((step, trace)),
+        _ => None,
+    };
+    let phases = move || {
+        signals.traced.with(|t| match t {
+            Traced::Shown { trace, .. } => trace_phases(trace),
+            _ => 0,
+        })
+    };
+    // A new trace starts at its first micro-batch.
+    Effect::new(move |_| {
+        if signals.traced.with(|t| matches!(t, Traced::Shown { .. })) {
+            phase.set(1);
+        }
+    });
+    let runs = move || {
+        let (step, trace) = shown()?;
+        let k = phase.get().min(trace_phases(&trace)).max(1);
+        let tables = trace
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(style, run)| {
+                let rows = trace_rows(run, trace.window_tokens, k).into_iter().map(|row| view! {
+                <tr>
+                    <th scope="row">{row.index}</th>
+                    <td>{row.tokens}</td>
+                    <td>{num(&readable(row.loss_sum, 5))}</td>
+                    <td>{num(&readable(row.token_weight, 3))}" ("{num(&readable(row.times_full_batch, 2))}" ×)"</td>
+                    <td>{num(&readable(row.buffer_error, 2))}</td>
+                </tr>
+            }).collect_view();
+                view! {
+                    <figure class="gpt-trace-run" data-testid=format!("gpt-trace-{}", run.reduction.id())
+                        data-status=trace_status(run, k).id.to_string()>
+                        <figcaption>{run_swatch(style)}" "<strong>{run_label(run.reduction)}</strong>": "
+                            <code>{tr(&format!("gpt-formula-{}", run.reduction.id()))}</code></figcaption>
+                        <div class="table-scroll" tabindex="0" role="region" aria-label=run_label(run.reduction)>
+                            <table>
+                                <thead><tr>
+                                    <th scope="col">{tr("gpt-trace-micro-batch")}</th>
+                                    <th scope="col">{tr("gpt-trace-tokens")}</th>
+                                    <th scope="col">{tr("gpt-trace-loss")}</th>
+                                    <th scope="col">{tr("gpt-trace-weight")}</th>
+                                    <th scope="col">{tr("gpt-trace-buffer")}</th>
+                                </tr></thead>
+                                <tbody>{rows}</tbody>
+                            </table>
+                        </div>
+                        <p>{num(&msg(&trace_status(run, k)))}</p>
+                    </figure>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <p>{msg(&Msg::new("gpt-trace-at").arg("step", step))}</p>
+            <div class="gpt-trace-stepper">
+                <button type="button" data-testid="gpt-trace-previous" disabled={move || phase.get() <= 1}
+                    on:click=move |_| phase.update(|p| *p = p.saturating_sub(1).max(1))>{tr("gpt-trace-previous")}</button>
+                <p aria-live="polite" data-testid="gpt-trace-phase">
+                    {move || msg(&Msg::new("gpt-trace-phase").arg("k", phase.get().min(phases())).arg("n", phases()))}</p>
+                <button type="button" data-testid="gpt-trace-next" disabled={move || phase.get() >= phases()}
+                    on:click=move |_| phase.update(|p| *p = (*p + 1).min(phases()))>{tr("gpt-trace-next")}</button>
+            </div>
+            <div class="gpt-trace-runs">{tables}</div>
+        })
+    };
+    let note = move || match signals.traced.get() {
+        Traced::Idle => Some(tr("gpt-trace-empty")),
+        Traced::Working => Some(tr("gpt-trace-working")),
+        Traced::Failed(reason) => Some(msg(&Msg::new("gpt-trace-failed").arg("reason", reason))),
+        Traced::Shown { .. } => None,
+    };
+    let busy = move || {
+        signals.traced.with(|t| *t == Traced::Working)
+            || signals.status.get() != Status::Ready
+            || signals.mirror.with(|m| m.steps_taken) == 0
+    };
+    view! {
+        <section class="gpt-trace" data-testid="gpt-trace" data-status=move || signals.traced.with(Traced::id)
+            data-phase=move || phase.get().to_string()>
+            <h2>{tr("gpt-trace-title")}</h2>
+            <p>{tr("gpt-trace-intro")}</p>
+            <div class="gpt-transport">
+                <button type="button" data-testid="gpt-trace-show" on:click=move |_| trace() disabled=busy>
+                    {tr("gpt-trace-show")}
+                </button>
+                <p role="status">{note}</p>
+            </div>
+            {runs}
+        </section>
+    }
+}
+
+#[component]
 fn MemoryView(signals: Signals, measure: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
     let prediction = RwSignal::new(None::<MemoryPrediction>);
     let n = MEMORY_QUESTION_N;
@@ -511,13 +638,7 @@ async fn build(
 /// when WebGPU trains.
 async fn sample(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -> Result<(), String> {
     let weights = match gpu {
-        Some(lab) => {
-            let mut weights = Vec::with_capacity(lab.histories().count());
-            for run in 0..lab.histories().count() {
-                weights.push(lab.read_parameters(run).await.map_err(|e| e.to_string())?);
-            }
-            Some(weights)
-        }
+        Some(lab) => Some(read_weights(lab).await?),
         None => None,
     };
     let request = ToWorker::SampleGpt {
@@ -550,6 +671,33 @@ async fn measure_memory(worker: &CpuWorker, signals: Signals) -> Result<(), Stri
     };
     let _ = signals.memory.try_set(memory);
     Ok(())
+}
+
+/// The step-through of the last step, by the worker at the training engine's weights (WebGPU's
+/// sent along when it trains, with its last step's examples).
+async fn trace_step(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -> Result<(), String> {
+    let _ = signals.traced.try_set(Traced::Working);
+    let step = signals.mirror.with_untracked(|m| m.steps_taken);
+    let (batch, weights) = match gpu {
+        Some(lab) => (lab.last_batch().to_vec(), Some(read_weights(lab).await?)),
+        None => (Vec::new(), None),
+    };
+    let traced = match ask(worker, &ToWorker::TraceGpt { batch, weights }, &|| true).await {
+        Ok(FromWorker::GptTraced { trace }) => Traced::Shown { step, trace },
+        Ok(other) => Traced::Failed(format!("the CPU worker answered {other:?}")),
+        Err(reason) => Traced::Failed(reason),
+    };
+    let _ = signals.traced.try_set(traced);
+    Ok(())
+}
+
+/// Each WebGPU run's weights.
+async fn read_weights(lab: &GptGpuLab) -> Result<Vec<Vec<f32>>, String> {
+    let mut weights = Vec::with_capacity(lab.histories().count());
+    for run in 0..lab.histories().count() {
+        weights.push(lab.read_parameters(run).await.map_err(|e| e.to_string())?);
+    }
+    Ok(weights)
 }
 
 /// The page's training loop: build, then advance while playing, a part switch rebuilding.
@@ -718,6 +866,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             // part's.
             trial = GpuTrial::default();
             let _ = signals.memory.try_set(Memory::Idle);
+            let _ = signals.traced.try_set(Traced::Idle);
             sampled_at = None;
             let _ = signals.status.try_set(Status::Ready);
         }
@@ -736,6 +885,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             match commands.recv().await {
                 Ok(Command::Part(chosen)) => rebuild = Some(chosen),
                 Ok(Command::Measure) => measure_memory(&worker, signals).await?,
+                Ok(Command::Trace) => trace_step(&worker, signals, gpu_lab).await?,
                 Ok(Command::Play | Command::Pause) => {}
                 // The page is gone.
                 Err(_) => return Ok(()),
@@ -747,6 +897,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             match command {
                 Command::Part(chosen) => rebuild = Some(chosen),
                 Command::Measure => measure_memory(&worker, signals).await?,
+                Command::Trace => trace_step(&worker, signals, gpu_lab).await?,
                 Command::Play | Command::Pause => {}
             }
         }

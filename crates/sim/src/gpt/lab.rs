@@ -465,6 +465,11 @@ impl<T: Real> GptLab<T> {
     pub fn window(&self) -> &[MicroBatchTokens] {
         &self.window
     }
+    /// The model's workspace, for what computes with it besides the step (`trace`).
+    pub(super) fn model_mut(&mut self) -> &mut GptModel<T> {
+        &mut self.model
+    }
+
     /// What the engine's buffers that keep activations for the backward have allocated (the
     /// largest pass so far, of any run: see `memory`).
     pub fn activation_bytes(&self) -> super::memory::GptPassBytes {

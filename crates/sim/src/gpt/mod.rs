@@ -12,3 +12,4 @@ pub mod model;
 pub mod scenario;
 pub mod spec;
 pub mod text;
+pub mod trace;
