@@ -162,8 +162,8 @@ fn a_tiny_gpt_export_names_nanogpts_tensors_and_holds_each_runs_gradient() {
         .iter()
         .all(|w| w.as_f64().unwrap() == 1.0 / tokens as f64));
     assert_clean_failure(
-        &gradlab(&["memory", "--scenario", "tiny_gpt_tokens"]),
-        "memory does not handle the tiny GPT yet",
+        &gradlab(&["plot", "--scenario", "tiny_gpt_memory"]),
+        "measures memory and time",
     );
     assert_clean_failure(&gradlab(&["config", "tiny_gpt_tokens"]), "is a tiny-GPT scenario");
 }
@@ -377,6 +377,28 @@ fn memory_of_the_tiny_gpt_shows_an_nth_of_the_activations_per_pass() {
         assert_eq!(row[7], format!("{:.3}x", 1.0 / n), "{row:?}");
     }
     assert!(text.contains("tiny_gpt_memory (lines)"), "{text}");
+    // The same measurement as JSON, and of the token-count experiment's parts.
+    let output = gradlab(&[
+        "run",
+        "--scenario",
+        "tiny_gpt_memory",
+        "--steps",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let parts: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(parts[0]["part"], "blocks");
+    assert_eq!(parts[0]["rows"][3]["micro_batches"], 8);
+    assert_eq!(parts[0]["rows"][3]["tokens_per_pass"], 256);
+    assert_clean_failure(
+        &gradlab(&["run", "--scenario", "tiny_gpt_memory", "--format", "csv"]),
+        "not CSV",
+    );
+    let output = gradlab(&["memory", "--scenario", "tiny_gpt_tokens", "--steps", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("tiny_gpt_tokens (lines)"));
     assert_clean_failure(
         &gradlab(&["export", "--scenario", "tiny_gpt_memory"]),
         "measures memory and time",

@@ -88,7 +88,7 @@ fn gpu_forward_backward(
     let (context, ops) = gpu_device().expect("checked by the caller");
     let rows: Vec<TokenRows> = batches.iter().map(|b| TokenRows::new(layout, b).unwrap()).collect();
     let most_rows = rows.iter().map(TokenRows::count).max().unwrap();
-    let most_probs = rows.iter().map(|r| r.probs_len).max().unwrap();
+    let most_probs = rows.iter().map(TokenRows::probs_len).max().unwrap();
     let model = GptGpuModel::new(context, ops.clone(), layout.clone(), most_rows, most_probs);
     let len = GptGpuModel::buffer_len(layout);
     let mut values = to32(params);
@@ -257,11 +257,11 @@ fn attention_kernels_match_the_cpu_reference() {
     }
     let slot = RowSlot::new(context, n);
     slot.write(context, &rows).unwrap();
-    let params = AttentionParams::new(n, d, heads, rows.probs_len).unwrap();
+    let params = AttentionParams::new(n, d, heads, rows.probs_len()).unwrap();
     let qkv_buffer = context.storage_buffer("qkv", &to32(&qkv));
     let dy_buffer = context.storage_buffer("dy", &to32(&dy));
-    let probs = context.zeroed_buffer("probs", rows.probs_len);
-    let dscores = context.zeroed_buffer("dscores", rows.probs_len);
+    let probs = context.zeroed_buffer("probs", rows.probs_len());
+    let dscores = context.zeroed_buffer("dscores", rows.probs_len());
     let y_buffer = context.zeroed_buffer("y", n * d);
     let dqkv_buffer = context.zeroed_buffer("dqkv", n * 3 * d);
     let table = slot_table(context, &rows);
@@ -289,7 +289,26 @@ fn attention_kernels_match_the_cpu_reference() {
         relative(&gpu_dqkv, &dqkv)
     );
     // A position never attends to a later one: changing the last row's keys and values changes
-    // no earlier row's output.
+    // no earlier row's output of its example, to the bit, and changes its own.
+    let last = n - 1;
+    let mut changed = qkv.clone();
+    for value in &mut changed[last * 3 * d + d..(last + 1) * 3 * d] {
+        *value += 1.0;
+    }
+    let changed_buffer = context.storage_buffer("qkv changed", &to32(&changed));
+    let y_changed = context.zeroed_buffer("y changed", n * d);
+    let mut recorder = Recorder::new();
+    ops.attention_forward(&mut recorder, params, &table, &changed_buffer, &probs, &y_changed)
+        .unwrap();
+    submit(context, ops, recorder);
+    let gpu_y_changed = read(context, &y_changed, n * d);
+    let start = n - lengths[2];
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&gpu_y_changed[start * d..last * d]),
+        bits(&gpu_y[start * d..last * d])
+    );
+    assert_ne!(bits(&gpu_y_changed[last * d..]), bits(&gpu_y[last * d..]));
 }
 
 /// The token rows as a storage buffer the kernels bind directly.
@@ -297,7 +316,7 @@ fn slot_table(context: &GpuContext, rows: &TokenRows) -> wgpu::Buffer {
     use wgpu::util::DeviceExt;
     context.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("token rows"),
-        contents: bytemuck::cast_slice(&rows.table),
+        contents: bytemuck::cast_slice(rows.table()),
         usage: wgpu::BufferUsages::STORAGE,
     })
 }
@@ -368,8 +387,8 @@ fn micro_batches_accumulated_on_the_gpu_equal_the_full_batch() {
     let weight = 1.0 / tokens as f32;
     let zeros = vec![0.0; params.len()];
     let (full_losses, full) = gpu_forward_backward(&layout, &params, &[&all], weight, &zeros);
-    let halves: [&[&[u32]]; 4] = [&all[..2], &all[2..4], &all[4..6], &all[6..]];
-    let (micro_losses, accumulated) = gpu_forward_backward(&layout, &params, &halves, weight, &zeros);
+    let quarters: [&[&[u32]]; 4] = [&all[..2], &all[2..4], &all[4..6], &all[6..]];
+    let (micro_losses, accumulated) = gpu_forward_backward(&layout, &params, &quarters, weight, &zeros);
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&micro_losses), bits(&full_losses), "row losses");
     assert_eq!(bits(&accumulated), bits(&full), "gradient");
@@ -392,7 +411,7 @@ fn rows_outside_the_model_are_refused_before_any_dispatch() {
     let fits = vec![1u32; 17];
     let rows = TokenRows::new(&layout, &[&fits, &[0, 1]]).unwrap();
     assert_eq!(rows.count(), 17);
-    assert_eq!(rows.probs_len, 2 * 16 * 16 + 2);
+    assert_eq!(rows.probs_len(), 2 * 16 * 16 + 2);
 }
 
 fn lab_config(kind: ExampleKind) -> GptLabConfig {

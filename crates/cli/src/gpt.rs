@@ -142,8 +142,16 @@ pub fn plot(scenario: &GptScenario, steps: u64, out_dir: &Path, progress: &dyn F
 /// `gradlab memory` (and `run`) of a tiny-GPT scenario: each part's step as the full batch and
 /// as N micro-batches on the CPU engine in f32, `steps` timed steps each: the activations one
 /// pass keeps, by kind, and the time per optimizer step.
-pub fn memory(scenario: &GptScenario, steps: u64, out: &mut dyn Write) -> Result<()> {
+pub fn memory(scenario: &GptScenario, steps: u64, json: bool, out: &mut dyn Write) -> Result<()> {
+    #[derive(Serialize)]
+    struct JsonMemory<'a> {
+        part: &'a str,
+        config: &'a GptLabConfig,
+        timed_steps: u64,
+        rows: Vec<gradlab_sim::gpt::memory::GptMemoryRow>,
+    }
     let kib = |bytes: u64| format!("{:.1}", bytes as f64 / 1024.0);
+    let mut measured = Vec::new();
     for part in &scenario.parts {
         let config = &part.config;
         let corpus = corpus(config.examples, config.model.context)?;
@@ -151,6 +159,15 @@ pub fn memory(scenario: &GptScenario, steps: u64, out: &mut dyn Write) -> Result
         let now_ms = || clock.elapsed().as_secs_f64() * 1000.0;
         let rows = gradlab_sim::gpt::memory::measure::<f32>(config, &corpus, steps, &now_ms)
             .context("invalid tiny-GPT configuration")?;
+        if json {
+            measured.push(JsonMemory {
+                part: part.label,
+                config,
+                timed_steps: steps,
+                rows,
+            });
+            continue;
+        }
         writeln!(
             out,
             "{} ({}): {} examples a step; {} layers x {}, {} heads, context {}; CPU engine, f32, {steps} timed steps",
@@ -192,9 +209,14 @@ pub fn memory(scenario: &GptScenario, steps: u64, out: &mut dyn Write) -> Result
             )?;
         }
     }
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &measured)?;
+        writeln!(out)?;
+        return Ok(());
+    }
     writeln!(
         out,
-        "(activations one pass keeps for its backward, the largest pass of the timed steps; tokens are the pass's real ones: a framework that pads holds more)"
+        "(activations one pass keeps for its backward: the largest pass of the steps run, the warm-up step included; tokens are the pass's real ones: a framework that pads holds more)"
     )?;
     Ok(())
 }

@@ -20,7 +20,7 @@ use plotters::prelude::*;
 use gradlab_plot::{draw_line_chart, LineChart, Metric};
 use gradlab_sim::backend::TrainingBackend;
 use gradlab_sim::export::write_export;
-use gradlab_sim::gpt::scenario::{GptExperiment, GptScenario, TINY_GPT_MEMORY};
+use gradlab_sim::gpt::scenario::{GptExperiment, GptScenario, MEMORY_TIMED_STEPS};
 use gradlab_sim::lab::{memory_estimate, CpuLab, Lab, LabConfig};
 use gradlab_sim::scenario::Scenario;
 
@@ -395,19 +395,23 @@ fn run_command(command: Command, out: &mut dyn Write) -> Result<()> {
             let config = Scenario::by_id(&scenario).with_context(known_scenarios)?.config;
             writeln!(out, "{}", toml::to_string_pretty(&config)?)?;
         }
-        Command::Run { source, .. } | Command::Memory { source }
+        Command::Run { source, format, .. }
             if source
                 .gpt_scenario()
                 .is_some_and(|s| s.experiment == GptExperiment::Memory) =>
         {
             let scenario = source.gpt_scenario().context("checked by the guard")?;
-            gpt::memory(&scenario, source.steps_or(scenario.steps)?, out)?;
+            let json = match format {
+                Format::Table => false,
+                Format::Json => true,
+                Format::Csv => bail!("{}: prints a table or JSON (--format json), not CSV", scenario.id),
+            };
+            gpt::memory(&scenario, source.steps_or(scenario.steps)?, json, out)?;
         }
         Command::Memory { source } if source.gpt_scenario().is_some() => {
-            // The runs' experiment's parts, measured as the memory experiment measures them.
+            // Either tiny-GPT experiment's parts, measured as the memory experiment measures them.
             let scenario = source.gpt_scenario().context("checked by the guard")?;
-            let steps = GptScenario::by_id(TINY_GPT_MEMORY).map_or(3, |s| s.steps);
-            gpt::memory(&scenario, source.steps_or(steps)?, out)?;
+            gpt::memory(&scenario, source.steps_or(MEMORY_TIMED_STEPS)?, false, out)?;
         }
         Command::Plot { source, .. } | Command::Export { source, .. }
             if source

@@ -71,8 +71,16 @@ impl Serve for GptWorkerLab {
                         .collect(),
                     Some(weights) if weights.len() == lab.runs().len() => weights
                         .iter()
-                        .map(|w| lab.sample_with(w, &prompt, count, temperature, seed))
-                        .collect(),
+                        .map(|w| {
+                            lab.sample_with(w, &prompt, count, temperature, seed).ok_or_else(|| {
+                                format!(
+                                    "weights of {} values for a model of {} parameters",
+                                    w.len(),
+                                    lab.layout().parameter_count
+                                )
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
                     Some(weights) => {
                         return Err(format!(
                             "{} runs' weights for a lab of {} runs",
@@ -215,7 +223,9 @@ mod tests {
         let FromWorker::GptSampled { texts: given } = ask(&mut worker, sample_with(vec![other.clone(); 3])) else {
             panic!("sample with weights");
         };
-        let expected = on_page.sample_with(&other, "MACBETH.\n", 30, 0.8, 1);
+        let expected = on_page
+            .sample_with(&other, "MACBETH.\n", 30, 0.8, 1)
+            .expect("weights of the model");
         assert_eq!(given, vec![expected; 3]);
         assert_ne!(given[0], texts[0], "the given weights, not the worker's own");
         let FromWorker::GptMemory { rows } = ask(&mut worker, ToWorker::MeasureGptMemory { steps: 1 }) else {
@@ -248,6 +258,11 @@ mod tests {
         );
         assert!(
             matches!(answer, FromWorker::Failed { ref message } if message.contains("no step to look inside")),
+            "{answer:?}"
+        );
+        let answer = ask(&mut worker, sample_with(vec![other[1..].to_vec(); 3]));
+        assert!(
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("for a model of")),
             "{answer:?}"
         );
         let answer = ask(&mut worker, sample_with(vec![other]));

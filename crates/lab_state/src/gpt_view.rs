@@ -239,8 +239,6 @@ pub struct MemoryTableRow {
     pub total: String,
     /// This pass's total against the full batch's (1 for the full batch).
     pub of_full: f64,
-    /// Attention's share of the total, 0 to 1.
-    pub attention_share: f64,
     pub ms_per_step: f64,
 }
 
@@ -266,7 +264,6 @@ pub fn memory_rows(rows: &[GptMemoryRow]) -> Vec<MemoryTableRow> {
             logits: bytes_text(r.bytes.logits),
             total: bytes_text(r.bytes.total()),
             of_full: r.bytes.total() as f64 / full,
-            attention_share: r.bytes.attention as f64 / r.bytes.total().max(1) as f64,
             ms_per_step: r.ms_per_step,
         })
         .collect()
@@ -482,7 +479,6 @@ mod tests {
         assert_eq!(table[1].per_token, "1.0 MiB");
         assert_eq!(table[1].attention, "256.0 KiB");
         assert_eq!(table[1].of_full, 0.125);
-        assert_eq!(table[1].attention_share, 0.2);
         assert_eq!(bytes_text(512), "0.5 KiB");
     }
 

@@ -636,11 +636,8 @@ async fn build(
 
 /// Each run's sample, by the worker's sampler: from its own runs, or from WebGPU's weights
 /// when WebGPU trains.
-async fn sample(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -> Result<(), String> {
-    let weights = match gpu {
-        Some(lab) => Some(read_weights(lab).await?),
-        None => None,
-    };
+async fn sample(worker: &CpuWorker, signals: Signals, gpu: Option<GpuWeights>) -> Result<(), String> {
+    let weights = gpu.map(|g| g.weights);
     let request = ToWorker::SampleGpt {
         prompt: SAMPLE_PROMPT.to_string(),
         count: SAMPLE_CHARS,
@@ -675,11 +672,11 @@ async fn measure_memory(worker: &CpuWorker, signals: Signals) -> Result<(), Stri
 
 /// The step-through of the last step, by the worker at the training engine's weights (WebGPU's
 /// sent along when it trains, with its last step's examples).
-async fn trace_step(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab>) -> Result<(), String> {
+async fn trace_step(worker: &CpuWorker, signals: Signals, gpu: Option<GpuWeights>) -> Result<(), String> {
     let _ = signals.traced.try_set(Traced::Working);
     let step = signals.mirror.with_untracked(|m| m.steps_taken);
     let (batch, weights) = match gpu {
-        Some(lab) => (lab.last_batch().to_vec(), Some(read_weights(lab).await?)),
+        Some(g) => (g.batch, Some(g.weights)),
         None => (Vec::new(), None),
     };
     let traced = match ask(worker, &ToWorker::TraceGpt { batch, weights }, &|| true).await {
@@ -691,13 +688,45 @@ async fn trace_step(worker: &CpuWorker, signals: Signals, gpu: Option<&GptGpuLab
     Ok(())
 }
 
-/// Each WebGPU run's weights.
-async fn read_weights(lab: &GptGpuLab) -> Result<Vec<Vec<f32>>, String> {
-    let mut weights = Vec::with_capacity(lab.histories().count());
-    for run in 0..lab.histories().count() {
-        weights.push(lab.read_parameters(run).await.map_err(|e| e.to_string())?);
+/// What the worker needs to sample or trace WebGPU's runs: each run's weights and the last
+/// step's examples.
+struct GpuWeights {
+    batch: Vec<usize>,
+    weights: Vec<Vec<f32>>,
+}
+
+/// WebGPU's weights when it trains (none when the CPU engine does). When they cannot be read
+/// back, WebGPU has failed: the CPU engine replays the steps taken and trains from here on.
+async fn gpu_weights(
+    trainer: &mut Trainer,
+    gpu: &mut Option<WebGpu>,
+    worker: &CpuWorker,
+    (part, plays): (ExampleKind, &[(String, String)]),
+    signals: Signals,
+) -> Result<Option<GpuWeights>, String> {
+    let Some(lab) = gpu
+        .as_ref()
+        .and_then(|g| g.lab.as_ref())
+        .filter(|_| *trainer != Trainer::Cpu)
+    else {
+        return Ok(None);
+    };
+    let mut weights = Vec::with_capacity(lab.run_count());
+    for run in 0..lab.run_count() {
+        match lab.read_parameters(run).await {
+            Ok(w) => weights.push(w),
+            Err(error) => {
+                *trainer = Trainer::Cpu;
+                *gpu = None;
+                catch_up_on_cpu(worker, part, plays, signals, error.to_string()).await?;
+                return Ok(None);
+            }
+        }
     }
-    Ok(weights)
+    Ok(Some(GpuWeights {
+        batch: lab.last_batch().to_vec(),
+        weights,
+    }))
 }
 
 /// The page's training loop: build, then advance while playing, a part switch rebuilding.
@@ -710,7 +739,8 @@ async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals) {
 }
 
 /// Which engine trains: the CPU worker, WebGPU, or WebGPU while it is measured against the CPU
-/// engine (the race is decided once, on the first part played).
+/// engine (a part switch before the race is decided starts it again on the new part; once
+/// decided, it stays).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Trainer {
     Cpu,
@@ -870,22 +900,23 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             sampled_at = None;
             let _ = signals.status.try_set(Status::Ready);
         }
-        let gpu_lab = gpu
-            .as_ref()
-            .and_then(|g| g.lab.as_ref())
-            .filter(|_| trainer != Trainer::Cpu);
+        let shown = (part, plays.as_slice());
         let playing = signals.playing.try_get_untracked().unwrap_or(false);
         if !playing {
             // Paused: the samples show the weights the learner is looking at.
             if sampled_at != Some(steps_now()) {
-                sample(&worker, signals, gpu_lab).await?;
+                let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
+                sample(&worker, signals, weights).await?;
                 sampled_at = Some(steps_now());
             }
             let _ = signals.working.try_set(false);
             match commands.recv().await {
                 Ok(Command::Part(chosen)) => rebuild = Some(chosen),
                 Ok(Command::Measure) => measure_memory(&worker, signals).await?,
-                Ok(Command::Trace) => trace_step(&worker, signals, gpu_lab).await?,
+                Ok(Command::Trace) => {
+                    let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
+                    trace_step(&worker, signals, weights).await?;
+                }
                 Ok(Command::Play | Command::Pause) => {}
                 // The page is gone.
                 Err(_) => return Ok(()),
@@ -897,7 +928,10 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             match command {
                 Command::Part(chosen) => rebuild = Some(chosen),
                 Command::Measure => measure_memory(&worker, signals).await?,
-                Command::Trace => trace_step(&worker, signals, gpu_lab).await?,
+                Command::Trace => {
+                    let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
+                    trace_step(&worker, signals, weights).await?;
+                }
                 Command::Play | Command::Pause => {}
             }
         }
@@ -911,15 +945,16 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
                 Ok(ms) if trainer == Trainer::Racing => {
                     trial.record(STEPS_PER_REQUEST, ms);
                     if let Some(gpu_ms_per_step) = trial.measured() {
-                        let (verdict, cpu) = race_cpu(&worker, signals, steps_now(), gpu_ms_per_step).await?;
-                        match cpu {
-                            Some(mirror) => {
+                        // A CPU engine that fails its replay has lost the race.
+                        let raced = race_cpu(&worker, signals, steps_now(), gpu_ms_per_step).await;
+                        match raced {
+                            Ok((verdict, Some(mirror))) => {
                                 let _ = signals.mirror.try_set(mirror);
                                 let _ = signals.engine.try_set(EngineBadge::CpuFaster(verdict.message()));
                                 trainer = Trainer::Cpu;
                                 gpu = None;
                             }
-                            None => {
+                            Ok((_, None)) | Err(_) => {
                                 let adapter = adapter_label(&webgpu.context);
                                 let _ = signals.engine.try_set(EngineBadge::Gpu {
                                     adapter,
@@ -953,11 +988,8 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
         }
         let after = steps_now();
         if after / SAMPLE_EVERY > before / SAMPLE_EVERY {
-            let gpu_lab = gpu
-                .as_ref()
-                .and_then(|g| g.lab.as_ref())
-                .filter(|_| trainer != Trainer::Cpu);
-            sample(&worker, signals, gpu_lab).await?;
+            let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
+            sample(&worker, signals, weights).await?;
             sampled_at = Some(after);
         }
     }

@@ -61,8 +61,13 @@ pub struct GptGpuLab {
     runs: Vec<GpuRun>,
     order: ExampleOrder,
     step: u64,
-    /// One slot per micro-batch, then the full batch's.
+    /// One slot per micro-batch.
     slots: Vec<RowSlot>,
+    /// The full batch's slot.
+    full_slot: RowSlot,
+    /// Replays each step's dispatches, its uniform buffer and bind groups kept from step to step
+    /// (the buffers a step binds never change).
+    submitter: Submitter,
     /// The validation examples' rows in chunks of a batch (written once: they never change).
     validation: Vec<(TokenRows, RowSlot)>,
     validation_tokens: usize,
@@ -74,19 +79,6 @@ pub struct GptGpuLab {
     decay_ranges: Vec<(Range<usize>, bool)>,
     batch: Vec<usize>,
     window: Vec<MicroBatchTokens>,
-}
-
-/// Consecutive parameters with the same decay flag.
-fn decay_ranges(layout: &GptLayout) -> Vec<(Range<usize>, bool)> {
-    let mut ranges: Vec<(Range<usize>, bool)> = Vec::new();
-    for tensor in &layout.tensors {
-        let range = tensor.offset..tensor.offset + tensor.len;
-        match ranges.last_mut() {
-            Some((last, decayed)) if *decayed == tensor.decayed && last.end == range.start => last.end = range.end,
-            _ => ranges.push((range, tensor.decayed)),
-        }
-    }
-    ranges
 }
 
 impl GptGpuLab {
@@ -117,10 +109,10 @@ impl GptGpuLab {
             })
             .collect();
         let per_micro_batch = config.batch / config.micro_batches;
-        let mut slots: Vec<RowSlot> = (0..config.micro_batches)
+        let slots: Vec<RowSlot> = (0..config.micro_batches)
             .map(|_| RowSlot::new(context, per_micro_batch * context_len))
             .collect();
-        slots.push(RowSlot::new(context, most_rows));
+        let full_slot = RowSlot::new(context, most_rows);
         let mut validation = Vec::new();
         let mut validation_tokens = 0;
         for chunk in config.validation_examples(&corpus).chunks(config.batch) {
@@ -137,7 +129,7 @@ impl GptGpuLab {
             row_loss: context.zeroed_buffer("row losses", most_rows.max(validation_tokens)),
             partials: context.zeroed_buffer("reduction partials", 4 * REDUCE_PARTIALS_COUNT),
             scalars: context.zeroed_buffer("step scalars", scalars),
-            decay_ranges: decay_ranges(&layout),
+            decay_ranges: layout.decay_ranges(),
             order: ExampleOrder::new(config.seed, corpus.train.len()),
             context: context.clone(),
             ops,
@@ -145,6 +137,8 @@ impl GptGpuLab {
             runs,
             step: 0,
             slots,
+            full_slot,
+            submitter: Submitter::new(),
             validation,
             validation_tokens,
             batch: Vec::new(),
@@ -180,6 +174,10 @@ impl GptGpuLab {
     pub fn model(&self) -> &GptGpuModel {
         &self.model
     }
+    /// The runs side by side.
+    pub fn run_count(&self) -> usize {
+        self.runs.len()
+    }
 
     /// The records `sent` (one count per run) does not cover yet, and the last window.
     pub fn update_since(&self, sent: &mut Vec<usize>) -> GptUpdate {
@@ -202,7 +200,7 @@ impl GptGpuLab {
             let batch = self.order.next_batch(self.config.batch);
             let plan = GptStepPlan::new(&self.config, &self.corpus, self.step + k, batch);
             let recorder = self.record_step(&plan, k as u32)?;
-            Submitter::new().submit(&self.context, &self.ops, recorder);
+            self.submitter.submit(&self.context, &self.ops, recorder);
             plans.push(plan);
         }
         let per_step = self.runs.len() * slot::PER_RUN as usize;
@@ -243,7 +241,7 @@ impl GptGpuLab {
             recorder.clear(&self.scalars);
         }
         // Every pass's rows, written before the submission: micro-batch m in slot m, the full
-        // batch in the last slot.
+        // batch in its own.
         let micro_batches = plan
             .passes(Reduction::WindowTokens)
             .into_iter()
@@ -254,13 +252,14 @@ impl GptGpuLab {
                 Ok((rows, slot))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let full_batch = (TokenRows::new(layout, &examples)?, &self.slots[self.slots.len() - 1]);
+        let full_batch = (TokenRows::new(layout, &examples)?, &self.full_slot);
         full_batch.1.write(&self.context, &full_batch.0)?;
         // Pass m of a run: micro-batch m when it accumulates, else the full batch.
         let pass = |reduction: Reduction, m: usize| match micro_batches.get(m) {
             Some((rows, slot)) if reduction.accumulates() => (rows, *slot),
             _ => (&full_batch.0, full_batch.1),
         };
+        let full_batch_weight = Reduction::FullBatch.token_weight(plan.window_tokens, plan.window_tokens, 1);
         let runs_len = self.runs.len() as u32;
         for (r, run) in self.runs.iter().enumerate() {
             let base = (k * runs_len + r as u32) * slot::PER_RUN;
@@ -280,7 +279,7 @@ impl GptGpuLab {
             if compare {
                 recorder.clear(&self.reference);
                 let (rows, slot) = pass(Reduction::FullBatch, 0);
-                let weight = plan.passes(Reduction::FullBatch)[0].1 as f32;
+                let weight = full_batch_weight as f32;
                 let gradient = Some((weight, &self.reference));
                 self.model
                     .record(&mut recorder, rows, slot, &run.values, &self.row_loss, 0, gradient)?;

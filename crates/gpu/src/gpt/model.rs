@@ -172,15 +172,18 @@ impl GptGpuModel {
     }
 
     fn check_fits(&self, rows: &TokenRows) -> Result<(), GpuError> {
-        if rows.count() > self.rows || rows.probs_len > self.probs {
+        if rows.count() > self.rows {
             return Err(GpuError::OverCapacity {
-                what: "micro-batch of token rows (rows, attention probabilities)",
-                items: rows.count().max(rows.probs_len),
-                capacity: if rows.count() > self.rows {
-                    self.rows
-                } else {
-                    self.probs
-                },
+                what: "micro-batch of token rows",
+                items: rows.count(),
+                capacity: self.rows,
+            });
+        }
+        if rows.probs_len() > self.probs {
+            return Err(GpuError::OverCapacity {
+                what: "micro-batch's attention probabilities",
+                items: rows.probs_len(),
+                capacity: self.probs,
             });
         }
         Ok(())
@@ -247,7 +250,7 @@ impl GptGpuModel {
 
     fn attention_params(&self, rows: &TokenRows) -> Result<AttentionParams, GpuError> {
         let spec = &self.layout.spec;
-        AttentionParams::new(rows.count(), spec.embedding, spec.heads, rows.probs_len)
+        AttentionParams::new(rows.count(), spec.embedding, spec.heads, rows.probs_len())
     }
 
     #[allow(

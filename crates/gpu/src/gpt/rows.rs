@@ -7,14 +7,15 @@ use crate::kernels::{TokenRowField, TOKEN_ROW_FIELDS};
 use crate::GpuError;
 use gradlab_sim::gpt::spec::GptLayout;
 
-/// A micro-batch's rows, built on the host.
+/// A micro-batch's rows, built on the host. Its fields are private: the kernels index
+/// embeddings and probabilities by them unchecked, so only [`TokenRows::new`] makes one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TokenRows {
     /// [`TOKEN_ROW_FIELDS`] u32 per row.
-    pub table: Vec<u32>,
-    pub targets: Vec<u32>,
+    table: Vec<u32>,
+    targets: Vec<u32>,
     /// Values of every example's attention probabilities (`heads · len²` each).
-    pub probs_len: usize,
+    probs_len: usize,
 }
 
 impl TokenRows {
@@ -54,6 +55,21 @@ impl TokenRows {
 
     pub fn count(&self) -> usize {
         self.targets.len()
+    }
+
+    /// [`TOKEN_ROW_FIELDS`] u32 per row, as the kernels read them.
+    pub fn table(&self) -> &[u32] {
+        &self.table
+    }
+
+    /// Each row's target token.
+    pub fn targets(&self) -> &[u32] {
+        &self.targets
+    }
+
+    /// Values of every example's attention probabilities, per layer.
+    pub fn probs_len(&self) -> usize {
+        self.probs_len
     }
 }
 

@@ -129,6 +129,8 @@ impl GpuOps {
         check(scalars, u64::from(params.slot) + slots, "scalar slots")?;
         if params.loss_rows > 0 {
             check(scalars, u64::from(params.loss_slot) + 1, "scalar slots (loss)")?;
+            let loss_end = u64::from(params.loss_offset) + u64::from(params.loss_rows);
+            check(a, loss_end, "row losses")?;
         }
         if !serial {
             if params.offset > 0 {

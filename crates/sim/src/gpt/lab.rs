@@ -554,22 +554,29 @@ impl<T: Real> GptLab<T> {
         let params = std::mem::take(&mut self.runs[run].params);
         let text = self.sample_with(&params, prompt, count, temperature, seed);
         self.runs[run].params = params;
-        text
+        text.unwrap_or_default()
     }
 
     /// [`Self::sample`] from other weights of this lab's model (another engine's run: the page
-    /// samples the WebGPU engine's weights with this CPU sampler). Nothing for weights of
-    /// another size.
-    pub fn sample_with(&mut self, params: &[T], prompt: &str, count: usize, temperature: f64, seed: u64) -> String {
+    /// samples the WebGPU engine's weights with this CPU sampler). `None` for weights of another
+    /// size.
+    pub fn sample_with(
+        &mut self,
+        params: &[T],
+        prompt: &str,
+        count: usize,
+        temperature: f64,
+        seed: u64,
+    ) -> Option<String> {
         if params.len() != self.model.layout().parameter_count {
-            return String::new();
+            return None;
         }
         let vocabulary = &self.corpus.vocabulary;
         let ids: Vec<u32> = prompt.chars().filter_map(|c| vocabulary.id(c)).collect();
         let ids = if ids.is_empty() { vec![0] } else { ids };
         let line_break = vocabulary.id('\n');
         let generated = self.model.generate(params, &ids, count, temperature, seed, line_break);
-        self.corpus.vocabulary.decode(&generated)
+        Some(self.corpus.vocabulary.decode(&generated))
     }
 }
 

@@ -12,6 +12,9 @@ pub const TINY_GPT_TOKENS: &str = "tiny_gpt_tokens";
 /// The id of the memory experiment: why people accumulate.
 pub const TINY_GPT_MEMORY: &str = "tiny_gpt_memory";
 
+/// Timed steps per N of the memory experiment, unless told.
+pub const MEMORY_TIMED_STEPS: u64 = 3;
+
 /// Every tiny-GPT scenario id.
 pub const GPT_SCENARIO_IDS: [&str; 2] = [TINY_GPT_TOKENS, TINY_GPT_MEMORY];
 
@@ -116,7 +119,7 @@ fn memory() -> GptScenario {
         title: "Tiny GPT: the memory of one pass",
         summary: "The activations a pass of the tiny GPT keeps for its backward (per token, attention's context² term, logits) and the time of an optimizer step, for the full batch and N micro-batches",
         parts,
-        steps: 3,
+        steps: MEMORY_TIMED_STEPS,
         experiment: GptExperiment::Memory,
     }
 }

@@ -214,15 +214,29 @@ impl GptLayout {
         params
     }
 
-    /// The tensor called `name`, if there is one.
-    /// Per parameter, whether AdamW decays it (the matrices, as nanoGPT's `configure_optimizers`).
+    /// The runs of consecutive parameters AdamW treats alike, `(range, decayed)`: it decays the
+    /// matrices, as nanoGPT's `configure_optimizers` does.
+    pub fn decay_ranges(&self) -> Vec<(std::ops::Range<usize>, bool)> {
+        let mut ranges: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
+        for tensor in &self.tensors {
+            let range = tensor.offset..tensor.offset + tensor.len;
+            match ranges.last_mut() {
+                Some((last, decayed)) if *decayed == tensor.decayed && last.end == range.start => last.end = range.end,
+                _ => ranges.push((range, tensor.decayed)),
+            }
+        }
+        ranges
+    }
+
+    /// Per parameter, whether AdamW decays it ([`Self::decay_ranges`] value by value).
     pub fn decay_mask(&self) -> Vec<bool> {
-        self.tensors
-            .iter()
-            .flat_map(|t| std::iter::repeat_n(t.decayed, t.len))
+        self.decay_ranges()
+            .into_iter()
+            .flat_map(|(range, decayed)| std::iter::repeat_n(decayed, range.len()))
             .collect()
     }
 
+    /// The tensor called `name`, if there is one.
     pub fn tensor(&self, name: &str) -> Option<&GptTensor> {
         self.tensors.iter().find(|t| t.name == name)
     }
