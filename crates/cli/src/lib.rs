@@ -86,7 +86,7 @@ enum Command {
         /// Which engines to time.
         #[arg(long, value_enum, default_value_t = bench::Engines::All)]
         engines: bench::Engines,
-        /// Timed optimizer steps of the tiny GPT (0 leaves it out; CPU engine only).
+        /// Timed optimizer steps of the tiny GPT on each engine asked for (0 leaves it out).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=bench::MAX_STEPS))]
         gpt_steps: u64,
     },
