@@ -67,10 +67,17 @@ impl AttentionParams {
     }
 }
 
+/// Prepends what the attention kernels share (the row and head an invocation owns).
+macro_rules! attention_kernel {
+    ($file:literal) => {
+        concat!(include_str!("shared/attention_row.wgsl"), include_str!($file))
+    };
+}
+
 pub const ATTENTION_FORWARD: Kernel<AttentionParams, 4> = Kernel::new(
     KernelId::new(FAMILY, 0),
     "attention_forward",
-    include_str!("attention_forward.wgsl"),
+    attention_kernel!("attention_forward.wgsl"),
     64,
     &[R, R, RW, RW],
 );
@@ -78,7 +85,7 @@ pub const ATTENTION_FORWARD: Kernel<AttentionParams, 4> = Kernel::new(
 pub const ATTENTION_BACKWARD_QUERIES: Kernel<AttentionParams, 6> = Kernel::new(
     KernelId::new(FAMILY, 1),
     "attention_backward_queries",
-    include_str!("attention_backward_queries.wgsl"),
+    attention_kernel!("attention_backward_queries.wgsl"),
     64,
     &[R, R, R, R, RW, RW],
 );
@@ -86,7 +93,7 @@ pub const ATTENTION_BACKWARD_QUERIES: Kernel<AttentionParams, 6> = Kernel::new(
 pub const ATTENTION_BACKWARD_KEYS_VALUES: Kernel<AttentionParams, 6> = Kernel::new(
     KernelId::new(FAMILY, 2),
     "attention_backward_keys_values",
-    include_str!("attention_backward_keys_values.wgsl"),
+    attention_kernel!("attention_backward_keys_values.wgsl"),
     64,
     &[R, R, R, R, R, RW],
 );

@@ -15,21 +15,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= args.rows * args.heads {
         return;
     }
-    let r = id.x / args.heads;
-    let h = id.x % args.heads;
-    let j = rows[4u * r + ROW_POSITION];
-    let len = rows[4u * r + ROW_LENGTH];
-    let start = r - j;
+    let row = attention_row(id.x);
+    let r = row.row;
+    let h = row.head;
+    let j = row.position;
+    let start = row.start;
     let d = args.width;
     let hs = args.head_size;
-    let head = rows[4u * r + ROW_PROBS] + h * len * len;
     for (var c = 0u; c < hs; c = c + 1u) {
         var dk = 0.0;
         var dv = 0.0;
-        for (var i = j; i < len; i = i + 1u) {
-            let at = head + i * len + j;
-            dk = dk + dscores[at] * qkv[(start + i) * 3u * d + h * hs + c];
-            dv = dv + probs[at] * dy[(start + i) * d + h * hs + c];
+        for (var i = j; i < row.len; i = i + 1u) {
+            let p = row.head_probs + i * row.len + j;
+            dk = dk + dscores[p] * qkv[(start + i) * 3u * d + h * hs + c];
+            dv = dv + probs[p] * dy[(start + i) * d + h * hs + c];
         }
         dqkv[r * 3u * d + d + h * hs + c] = dk;
         dqkv[r * 3u * d + 2u * d + h * hs + c] = dv;

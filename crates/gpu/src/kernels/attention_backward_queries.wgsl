@@ -16,14 +16,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= args.rows * args.heads {
         return;
     }
-    let r = id.x / args.heads;
-    let h = id.x % args.heads;
-    let i = rows[4u * r + ROW_POSITION];
-    let len = rows[4u * r + ROW_LENGTH];
-    let start = r - i;
+    let row = attention_row(id.x);
+    let r = row.row;
+    let h = row.head;
+    let i = row.position;
+    let start = row.start;
     let d = args.width;
     let hs = args.head_size;
-    let p0 = rows[4u * r + ROW_PROBS] + (h * len + i) * len;
+    let p0 = row.head_probs + i * row.len;
     let g0 = r * d + h * hs;
     var weighted = 0.0;
     for (var j = 0u; j <= i; j = j + 1u) {

@@ -64,10 +64,10 @@ pub struct KernelInfo {
     pub storage: &'static [Access],
 }
 
-/// The mode codes the kernels compare with (and the places of a token row's fields), as WGSL
+/// The mode codes the kernels compare with (and a token row's size and the places of its fields), as WGSL
 /// constants: generated into every kernel from the Rust enums, so that no `.wgsl` writes a code
 /// as a literal (tests/shaders.rs checks).
-pub const MODE_CONSTANTS: [(&str, u32); 16] = [
+pub const MODE_CONSTANTS: [(&str, u32); 17] = [
     ("ACTIVATION_IDENTITY", ActivationCode::Identity as u32),
     ("ACTIVATION_RELU", ActivationCode::Relu as u32),
     ("ACTIVATION_TANH", ActivationCode::Tanh as u32),
@@ -84,6 +84,7 @@ pub const MODE_CONSTANTS: [(&str, u32); 16] = [
     ("ROW_POSITION", TokenRowField::Position as u32),
     ("ROW_LENGTH", TokenRowField::Length as u32),
     ("ROW_PROBS", TokenRowField::Probs as u32),
+    ("ROW_FIELDS", TOKEN_ROW_FIELDS as u32),
 ];
 
 impl KernelInfo {

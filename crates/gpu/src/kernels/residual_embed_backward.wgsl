@@ -26,7 +26,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     var sum = grads[index];
     for (var r = 0u; r < args.rows; r = r + 1u) {
-        if rows[field + 4u * r] == wanted {
+        if rows[ROW_FIELDS * r + field] == wanted {
             sum = sum + dx[r * args.width + c];
         }
     }
