@@ -221,6 +221,55 @@ fn the_server_grades_and_refuses_bad_input_with_problem_details() {
     }
 }
 
+/// A learner who began before the quiz gained questions finishes the version they were asked:
+/// the server grades it with that version's questions and certifies "quiz version 1"; a version
+/// that never shipped is refused by name.
+#[test]
+fn an_attempt_at_an_earlier_quiz_version_is_graded_and_certified_by_that_version() {
+    use gradlab::i18n::Language;
+    use gradlab::quiz::bank::QuestionBank;
+    let first = QuestionBank::shipped(1, Language::English).unwrap();
+    assert!(first.questions.len() < bank().questions.len());
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), &database);
+        let health = json(&server.get("/api/health"));
+        assert_eq!(health["bank_version"], bank().version);
+        assert_eq!(health["bank_versions"], json!([1, bank().version]));
+
+        let reply = server.post(&passing_request_body(&first, "Grace Hopper"));
+        assert_eq!(reply.status, 201, "{}: {}", database.label(), reply.body);
+        let body = json(&reply);
+        let credential = &body["credential"];
+        let achievement = &credential["credentialSubject"]["achievement"];
+        assert_eq!(achievement["id"], format!("{}/achievements/quiz-v1", server.url));
+        assert!(achievement["criteria"]["narrative"]
+            .as_str()
+            .unwrap()
+            .contains(&first.questions.len().to_string()));
+        assert_eq!(check(&server, credential), Status::Active);
+        let id = body["id"].as_str().unwrap();
+        assert_eq!(&json(&server.get(&format!("/api/credentials/{id}"))), credential);
+
+        // The current version's new questions are no part of version 1.
+        let mut mixed: Value = serde_json::from_str(&passing_request_body(&first, "Grace")).unwrap();
+        let added = bank()
+            .questions
+            .into_iter()
+            .find(|q| first.question(&q.id).is_none())
+            .unwrap();
+        mixed["answers"][&added.id] = json!(0);
+        let reply = server.post(&mixed.to_string());
+        assert_eq!(reply.status, 400, "{}", reply.body);
+        assert_eq!(json(&reply)["field"], format!("answers.{}", added.id));
+        let mut unknown: Value = serde_json::from_str(&passing_request_body(&first, "Grace")).unwrap();
+        unknown["bank_version"] = json!(9);
+        let reply = server.post(&unknown.to_string());
+        assert_eq!(reply.status, 400);
+        assert_eq!(json(&reply)["field"], "bank_version");
+    }
+}
+
 #[test]
 fn revocation_reaches_the_status_list_and_every_verifier() {
     for database in databases() {

@@ -278,6 +278,7 @@ quiz-restore-kept = { $reason }. It was kept under "{ $key }"; a new attempt has
 quiz-restore-lost = { $reason }. A new attempt has started.
 quiz-restore-unreadable = saved quiz progress could not be read: { $detail }
 quiz-restore-other-version = saved quiz progress belongs to question bank version { $saved }, this is version { $current }
+quiz-carried-over = The quiz was updated since your last visit. Your answers to the questions it still asks are kept ({ $kept }); new questions to answer: { $new }.
 scorm-call-failed = The course platform did not save your progress: { $call } failed ({ $detail }). Your answers stay in this page and are sent again with your next answer.
 scorm-not-tracked = The course platform did not start tracking this page: { $call } failed ({ $detail }). Your progress is kept in this browser only and does not reach the course; open the activity again from the course to be tracked.
 scorm-suspend-too-long = the progress takes { $length } characters, more than the { $limit } this course platform keeps; it is kept in this page only

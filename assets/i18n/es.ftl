@@ -278,6 +278,7 @@ quiz-restore-kept = { $reason }. Se guardó en «{ $key }»; ha empezado un nuev
 quiz-restore-lost = { $reason }. Ha empezado un nuevo intento.
 quiz-restore-unreadable = no se pudo leer el progreso guardado del cuestionario: { $detail }
 quiz-restore-other-version = el progreso guardado es de la versión { $saved } del banco de preguntas; esta es la versión { $current }
+quiz-carried-over = El cuestionario se ha actualizado desde tu última visita. Se conservan tus respuestas a las preguntas que sigue haciendo ({ $kept }); preguntas nuevas por responder: { $new }.
 scorm-call-failed = La plataforma del curso no guardó tu progreso: { $call } falló ({ $detail }). Tus respuestas siguen en esta página y se enviarán de nuevo con tu próxima respuesta.
 scorm-not-tracked = La plataforma del curso no empezó a registrar esta página: { $call } falló ({ $detail }). Tu progreso se guarda solo en este navegador y no llega al curso; vuelve a abrir la actividad desde el curso para que se registre.
 scorm-suspend-too-long = el progreso ocupa { $length } caracteres, más de los { $limit } que guarda esta plataforma; solo se conserva en esta página

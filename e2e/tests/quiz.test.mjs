@@ -172,6 +172,61 @@ test('an unreadable saved attempt is kept aside and the quiz still opens', async
   await context.close();
 });
 
+test('progress saved under the previous quiz version is carried over after an update', async () => {
+  const first = JSON.parse(readFileSync(new URL('../../assets/quiz/shipped/bank.v1.json', import.meta.url), 'utf8'));
+  assert.ok(first.version < bank.version);
+  const right = (q) =>
+    q.kind === 'numeric'
+      ? { kind: 'numeric', value: q.answer }
+      : q.kind === 'single'
+        ? { kind: 'single', value: q.options.findIndex((o) => o.correct) }
+        : { kind: 'multiple', value: q.options.flatMap((o, i) => (o.correct ? [i] : [])) };
+  const progress = Object.fromEntries(
+    first.questions.map((q) => [
+      q.id,
+      { first_try_correct: true, tries: 1, solved: true, last_answer: right(q), first_answer: right(q) },
+    ]),
+  );
+  const saved = JSON.stringify({ bank_version: first.version, seed: 5, current: 3, progress, attempt_id: 'old-attempt-0000001' });
+  const context = await app.browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${app.server.url}?view=quiz`);
+  await page.evaluate(([key, value]) => {
+    localStorage.clear();
+    localStorage.setItem(key, value);
+  }, [`gradlab.quiz.v${first.version}`, saved]);
+  await page.reload();
+  await page.getByTestId('question').waitFor();
+  const notice = page.getByRole('status').filter({ hasText: /updated since your last visit/ });
+  await notice.waitFor();
+  const added = bank.questions.filter((q) => !first.questions.some((o) => o.id === q.id));
+  assert.match(await notice.textContent(), new RegExp(`kept \\(${first.questions.length}\\); new questions to answer: ${added.length}`));
+  assert.equal((await currentQuestion(page)).id, added[0].id, 'it opens at the first new question');
+  const total = bank.questions.length;
+  assert.match(await page.getByTestId('score-line').textContent(), new RegExp(`${first.questions.length} of ${total} questions answered`));
+  await screenshot(page, 'quiz-carried-over');
+  // Saved under the new version at once; the old save stays where it was.
+  const stored = await page.evaluate((keys) => keys.map((k) => localStorage.getItem(k)), [`gradlab.quiz.v${bank.version}`, `gradlab.quiz.v${first.version}`]);
+  assert.equal(JSON.parse(stored[0]).bank_version, bank.version);
+  assert.notEqual(JSON.parse(stored[0]).attempt_id, 'old-attempt-0000001', 'a new attempt at the issuer');
+  assert.equal(stored[1], saved);
+  for (const [i, question] of added.entries()) {
+    assert.equal((await currentQuestion(page)).id, question.id);
+    const feedback = await answer(page, question, true);
+    if (i === 0) await screenshot(page, 'quiz-token-count-question');
+    assert.match(await feedback.locator('a.lab-link').getAttribute('href'), /view=gpt/, 'its link opens the tiny GPT');
+    if (i + 1 < added.length) {
+      await page.getByTestId('next').click();
+    }
+  }
+  await page.getByTestId('see-result').click();
+  assert.equal(await page.getByTestId('result').getAttribute('data-passed'), 'true');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a stored certificate that cannot be read is reported and kept aside', async () => {
   const context = await app.browser.newContext();
   const page = await context.newPage();

@@ -12,7 +12,7 @@ use super::name::normalize_learner_name;
 use super::status_list::{StatusEntry, CREDENTIALS_V2_CONTEXT};
 use super::CredentialError;
 use gradlab_i18n::{Language, Localizer, Msg};
-use gradlab_quiz::bank::QuestionBank;
+use gradlab_quiz::bank::{BankError, QuestionBank};
 use gradlab_quiz::certificate::CivilDate;
 
 /// The Open Badges 3.0 JSON-LD context (3.0.3, the current release of the 3.0 context).
@@ -70,7 +70,7 @@ pub fn achievement_id(public_url: &str, bank_version: u8) -> String {
 
 /// The unsigned `OpenBadgeCredential` for a passed quiz. Refuses input that would make a
 /// credential claim something the quiz did not establish (a score that does not follow from the
-/// counts, a score below the pass mark, another bank version than the bundled one).
+/// counts, a score below the pass mark, a quiz version that never shipped).
 pub fn unsigned_credential(input: &CredentialInput) -> Result<Value, CredentialError> {
     let subject_name =
         normalize_learner_name(&input.subject_name).map_err(|e| invalid("subject_name", e.to_string()))?;
@@ -93,16 +93,20 @@ pub fn unsigned_credential(input: &CredentialInput) -> Result<Value, CredentialE
     if !is_rfc3339(&input.valid_from_rfc3339) {
         return Err(invalid("valid_from_rfc3339", "must be an RFC 3339 date and time"));
     }
-    let bank = QuestionBank::bundled().map_err(|e| CredentialError::Bank(e.to_string()))?;
-    if input.bank_version != bank.version {
-        return Err(invalid(
-            "bank_version",
-            format!(
-                "this build asks quiz version {}, not {}",
-                bank.version, input.bank_version
-            ),
-        ));
-    }
+    let bank = match QuestionBank::shipped(input.bank_version, Language::English) {
+        Ok(bank) => bank,
+        Err(BankError::UnknownVersion(version)) => {
+            let versions: Vec<String> = QuestionBank::shipped_versions().map(|v| v.to_string()).collect();
+            return Err(invalid(
+                "bank_version",
+                format!(
+                    "no quiz version {version} has shipped (versions: {})",
+                    versions.join(", ")
+                ),
+            ));
+        }
+        Err(e) => return Err(CredentialError::Bank(e.to_string())),
+    };
     if input.total != bank.questions.len() || input.first_try_correct > input.total {
         return Err(invalid(
             "total",
@@ -380,15 +384,19 @@ mod tests {
         assert_eq!(subject["identifier"][0]["identityHash"], "Ada Lovelace");
         assert_eq!(subject["identifier"][0]["hashed"], false);
         let achievement = &subject["achievement"];
-        assert_eq!(achievement["id"], "https://lab.example.org/achievements/quiz-v1");
+        let version = input.bank_version;
+        assert_eq!(
+            achievement["id"],
+            format!("https://lab.example.org/achievements/quiz-v{version}")
+        );
         assert_eq!(achievement["achievementType"], "Assessment");
-        assert_eq!(achievement["version"], "1");
+        assert_eq!(achievement["version"], version.to_string());
         assert_eq!(achievement["inLanguage"], "en");
         assert_eq!(achievement["resultDescription"][0]["requiredValue"], "80");
         assert_eq!(achievement["resultDescription"][0]["resultType"], "Percent");
         assert_eq!(
             subject["result"][0]["resultDescription"],
-            "https://lab.example.org/achievements/quiz-v1#score"
+            format!("https://lab.example.org/achievements/quiz-v{version}#score")
         );
         assert_eq!(subject["result"][0]["value"], input.score_percent.to_string());
         assert_eq!(credential["credentialStatus"], input.status.to_json());
@@ -459,6 +467,34 @@ mod tests {
             }),
             "score_percent"
         );
+    }
+
+    /// A credential for an attempt at an older quiz version counts that version's questions:
+    /// the issuer certifies attempts begun before an update.
+    #[test]
+    fn an_older_quiz_version_is_certified_with_its_own_questions() {
+        let current = QuestionBank::bundled().unwrap();
+        let first = QuestionBank::shipped(1, Language::English).unwrap();
+        assert!(first.questions.len() < current.questions.len());
+        let mut old = input(Language::English);
+        old.bank_version = 1;
+        old.total = first.questions.len();
+        old.first_try_correct = old.total;
+        old.score_percent = 100;
+        let credential = unsigned_credential(&old).unwrap();
+        let achievement = &credential["credentialSubject"]["achievement"];
+        assert_eq!(achievement["id"], "https://lab.example.org/achievements/quiz-v1");
+        assert!(achievement["criteria"]["narrative"]
+            .as_str()
+            .unwrap()
+            .contains(&first.questions.len().to_string()));
+        // The current version's count does not fit version 1.
+        old.total = current.questions.len();
+        old.first_try_correct = old.total;
+        assert!(matches!(
+            unsigned_credential(&old),
+            Err(CredentialError::InvalidInput { field, .. }) if field == "total"
+        ));
     }
 
     #[test]

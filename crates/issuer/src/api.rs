@@ -29,7 +29,7 @@ use gradlab_credential::status_list::{
 };
 use gradlab_credential::{multikey, proof};
 use gradlab_quiz::attempt::Attempt;
-use gradlab_quiz::bank::QuestionBank;
+use gradlab_quiz::bank::ShippedBanks;
 use gradlab_quiz::certificate::{parse_id, IssuedId, ParsedId};
 
 /// Everything a request handler needs; shared by all requests of one instance.
@@ -40,7 +40,9 @@ pub struct IssuerState {
     pub did: String,
     pub public_url: String,
     pub issuer_name: String,
-    pub bank: QuestionBank,
+    /// Every version of the quiz that has shipped: an attempt is graded and certified by the
+    /// version it was asked in.
+    pub banks: ShippedBanks,
     pub limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     pub trust_forwarded_for: bool,
     pub serials: Serials,
@@ -253,7 +255,7 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
                 format!("at most {MAX_BODY_BYTES} bytes"),
             )
         })?;
-    let request = IssueRequest::parse(&body, &state.bank).map_err(|e| {
+    let request = IssueRequest::parse(&body, &state.banks).map_err(|e| {
         Problem::new(
             StatusCode::BAD_REQUEST,
             "malformed",
@@ -267,7 +269,11 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
     if let Some(earlier) = attempt_credential(&state, request.attempt_id.as_deref()).await? {
         return issued_response(&state, StatusCode::OK, &earlier);
     }
-    let score = Attempt::grade_first_answers(&state.bank, &request.answers).map_err(|e| {
+    let bank = state
+        .banks
+        .get(request.bank_version)
+        .ok_or_else(|| Problem::internal(&IssuerError::Config("a parsed request names no shipped bank".into())))?;
+    let score = Attempt::grade_first_answers(bank, &request.answers).map_err(|e| {
         Problem::new(
             StatusCode::BAD_REQUEST,
             "malformed",
@@ -277,7 +283,7 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         .with("field", "answers")
     })?;
     if !score.passed {
-        let needed = (state.bank.pass_threshold * 100.0).round();
+        let needed = (bank.pass_threshold * 100.0).round();
         return Err(Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "not-passed",
@@ -527,7 +533,8 @@ async fn health(State(state): State<Arc<IssuerState>>) -> Response {
         "issuer": state.did,
         "name": state.issuer_name,
         "key_id": state.key.key_id(),
-        "bank_version": state.bank.version,
+        "bank_version": state.banks.current().version,
+        "bank_versions": state.banks.versions(),
     });
     json_response(StatusCode::OK, body.to_string(), "no-store")
 }

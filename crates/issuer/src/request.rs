@@ -8,7 +8,7 @@ use serde_json::Value;
 use gradlab_credential::normalize_learner_name;
 use gradlab_i18n::Language;
 use gradlab_quiz::attempt::{is_attempt_id, Answer};
-use gradlab_quiz::bank::{QuestionBank, QuestionKind};
+use gradlab_quiz::bank::{QuestionBank, QuestionKind, ShippedBanks};
 
 /// Largest request body accepted (a full quiz's answers and a name are well under 2 KB).
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -45,8 +45,8 @@ fn refuse(field: impl Into<String>, problem: impl Into<String>) -> FieldError {
 const FIELDS: [&str; 6] = ["bank_version", "language", "name", "answers", "seed", "attempt_id"];
 
 impl IssueRequest {
-    /// Parses a request body against the bank the server grades with.
-    pub fn parse(body: &[u8], bank: &QuestionBank) -> Result<Self, FieldError> {
+    /// Parses a request body against the bank version it names, one of those the server grades.
+    pub fn parse(body: &[u8], banks: &ShippedBanks) -> Result<Self, FieldError> {
         let value: Value = serde_json::from_slice(body).map_err(|e| refuse("body", format!("not valid JSON ({e})")))?;
         let Value::Object(object) = value else {
             return Err(refuse("body", "must be a JSON object"));
@@ -63,15 +63,16 @@ impl IssueRequest {
             .as_u64()
             .and_then(|v| u8::try_from(v).ok())
             .ok_or_else(|| refuse("bank_version", "must be a small whole number"))?;
-        if bank_version != bank.version {
-            return Err(refuse(
+        let bank = banks.get(bank_version).ok_or_else(|| {
+            let versions: Vec<String> = banks.versions().iter().map(u8::to_string).collect();
+            refuse(
                 "bank_version",
                 format!(
-                    "this issuer grades question bank version {}, not {bank_version}",
-                    bank.version
+                    "this issuer grades question bank versions {}, not {bank_version}",
+                    versions.join(", ")
                 ),
-            ));
-        }
+            )
+        })?;
         let language = required("language")?
             .as_str()
             .and_then(Language::from_tag)
@@ -187,8 +188,12 @@ mod tests {
         QuestionBank::bundled().unwrap()
     }
 
+    fn banks() -> ShippedBanks {
+        ShippedBanks::load().unwrap()
+    }
+
     fn field_of(body: &str) -> String {
-        IssueRequest::parse(body.as_bytes(), &bank()).unwrap_err().field
+        IssueRequest::parse(body.as_bytes(), &banks()).unwrap_err().field
     }
 
     #[test]
@@ -205,7 +210,7 @@ mod tests {
             answers.insert(q.id.clone(), v);
         }
         let body = serde_json::json!({"bank_version": bank.version, "language": "es", "name": "  Ada \t Lovelace ", "answers": answers, "seed": 7});
-        let request = IssueRequest::parse(body.to_string().as_bytes(), &bank).unwrap();
+        let request = IssueRequest::parse(body.to_string().as_bytes(), &banks()).unwrap();
         assert_eq!(request.name, "Ada Lovelace");
         assert_eq!(request.language, Language::Spanish);
         assert_eq!(request.answers.len(), ids.len());
@@ -219,7 +224,7 @@ mod tests {
         let with = |id: Value| {
             let mut body: Value = serde_json::from_str(&passing_request_body(&bank, "Ada")).unwrap();
             body["attempt_id"] = id;
-            IssueRequest::parse(body.to_string().as_bytes(), &bank)
+            IssueRequest::parse(body.to_string().as_bytes(), &banks())
         };
         let id = "Ab-_0123456789xyz";
         assert_eq!(with(id.into()).unwrap().attempt_id.as_deref(), Some(id));
@@ -235,6 +240,30 @@ mod tests {
         ] {
             assert_eq!(with(bad.clone()).unwrap_err().field, "attempt_id", "{bad}");
         }
+    }
+
+    /// An attempt begun before the quiz gained questions is graded by the version it was asked
+    /// in: its answers are whole there, and the new questions are unknown to it.
+    #[test]
+    fn each_shipped_version_is_parsed_with_its_own_questions() {
+        let banks = banks();
+        assert!(banks.versions().len() >= 2, "{:?}", banks.versions());
+        for version in banks.versions() {
+            let bank = banks.get(version).unwrap();
+            let request = IssueRequest::parse(passing_request_body(bank, "Ada").as_bytes(), &banks).unwrap();
+            assert_eq!(request.bank_version, version);
+            assert_eq!(request.answers.len(), bank.questions.len());
+        }
+        let (old, new) = (banks.get(1).unwrap(), banks.current());
+        let added = new.questions.iter().find(|q| old.question(&q.id).is_none()).unwrap();
+        let body =
+            serde_json::json!({"bank_version": 1, "language": "en", "name": "A", "answers": {added.id.clone(): 0}});
+        assert_eq!(
+            IssueRequest::parse(body.to_string().as_bytes(), &banks)
+                .unwrap_err()
+                .field,
+            format!("answers.{}", added.id)
+        );
     }
 
     #[test]
@@ -285,8 +314,8 @@ mod tests {
                 QuestionKind::Numeric { .. } => "\"3\"",
             };
             let body = format!(
-                r#"{{"bank_version":1,"language":"en","name":"A","answers":{{"{}":{wrong}}}}}"#,
-                q.id
+                r#"{{"bank_version":{},"language":"en","name":"A","answers":{{"{}":{wrong}}}}}"#,
+                bank.version, q.id
             );
             assert_eq!(field_of(&body), format!("answers.{}", q.id));
         }

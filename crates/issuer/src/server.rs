@@ -15,7 +15,7 @@ use super::pipeline::{CredentialCache, Serials, Writer};
 use super::store::Store;
 use super::{now_rfc3339, IssuerError};
 use gradlab_credential::did_web::{did_document_url, did_from_public_url};
-use gradlab_quiz::bank::QuestionBank;
+use gradlab_quiz::bank::ShippedBanks;
 
 /// What a started instance tells its operator (and the tests) in its first line.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<Stri
         .iter()
         .map(|o| normalize_origin(o))
         .collect::<Result<Vec<_>, _>>()?;
-    let bank = QuestionBank::bundled().map_err(|e| IssuerError::Config(format!("the bundled quiz bank: {e}")))?;
+    let banks = ShippedBanks::load().map_err(|e| IssuerError::Config(format!("the bundled quiz banks: {e}")))?;
     let key = IssuerKey::load_or_create(&config.data_dir, config.key_file.as_deref())?;
     let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
     store
@@ -60,7 +60,7 @@ pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<Stri
         did,
         public_url,
         issuer_name: config.issuer_name.clone(),
-        bank,
+        banks,
         limiter: IssuerState::rate_limiter(config.issues_per_minute),
         trust_forwarded_for: config.trust_forwarded_for,
     };

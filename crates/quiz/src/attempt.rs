@@ -461,6 +461,32 @@ impl Attempt {
         Ok(Self::from_recorded(bank, attempt.seed, attempt.current, recorded).with_attempt_id(attempt.attempt_id))
     }
 
+    /// This attempt, made with the older bank `older`, carried into `bank`: the answers to the
+    /// questions `bank` asks unchanged are kept (and graded again), the others dropped, and it
+    /// opens at the first question without an answer. It is a new attempt at an issuer, so it
+    /// has no attempt ID (the page gives it one): the old ID may have been certified already.
+    pub fn carried_into(self, older: &QuestionBank, bank: &QuestionBank) -> Attempt {
+        let recorded: Vec<(String, RecordedAnswers)> = self
+            .progress
+            .into_iter()
+            .filter(|(id, _)| bank.asks_unchanged(older, id))
+            .map(|(id, p)| {
+                let answers = RecordedAnswers {
+                    first: p.first_answer,
+                    last: p.last_answer,
+                    tries: p.tries,
+                };
+                (id, answers)
+            })
+            .collect();
+        let first_open = bank
+            .questions
+            .iter()
+            .position(|q| !recorded.iter().any(|(id, _)| *id == q.id))
+            .unwrap_or(0);
+        Self::from_recorded(bank, self.seed, first_open, recorded)
+    }
+
     /// Takes in the answers another page (a second tab) saved for this attempt, so that neither
     /// page's answers are lost when one of them saves. `stored` is what storage holds, written
     /// before this page's next save: where both pages answered a question, its first answer is

@@ -9,6 +9,19 @@ pub const BUNDLED_BANK: &str = include_str!("../../../assets/quiz/bank.json");
 /// (a test checks), so progress and certificates do not depend on the language.
 pub const BUNDLED_BANK_ES: &str = include_str!("../../../assets/quiz/bank.es.json");
 
+/// Every version of the bank the app has shipped, oldest first, in English and Spanish; the last
+/// is the bundled bank. An issuer grades and certifies each (a learner may finish an attempt
+/// begun before an update), and progress saved under an older one is carried over. A shipped
+/// version's files never change: credentials name it.
+const SHIPPED: [(u8, &str, &str); 2] = [
+    (
+        1,
+        include_str!("../../../assets/quiz/shipped/bank.v1.json"),
+        include_str!("../../../assets/quiz/shipped/bank.v1.es.json"),
+    ),
+    (2, BUNDLED_BANK, BUNDLED_BANK_ES),
+];
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionBank {
     /// Bumped whenever questions change; saved progress and certificates carry it.
@@ -77,6 +90,40 @@ pub struct Choice {
     pub explanation: String,
 }
 
+/// Every shipped version of the bank, parsed once (in English: grading does not depend on the
+/// language): what an issuer grades and certifies with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShippedBanks {
+    /// Oldest first; never empty (the last is the bundled bank).
+    banks: Vec<QuestionBank>,
+}
+
+impl ShippedBanks {
+    pub fn load() -> Result<Self, BankError> {
+        let banks = QuestionBank::shipped_versions()
+            .map(|version| QuestionBank::shipped(version, gradlab_i18n::Language::English))
+            .collect::<Result<Vec<_>, _>>()?;
+        if banks.is_empty() {
+            return Err(BankError::Invalid("no version has shipped".into()));
+        }
+        Ok(Self { banks })
+    }
+
+    /// The version `version`, if it shipped.
+    pub fn get(&self, version: u8) -> Option<&QuestionBank> {
+        self.banks.iter().find(|bank| bank.version == version)
+    }
+
+    /// The bundled bank, the one the app asks today.
+    pub fn current(&self) -> &QuestionBank {
+        &self.banks[self.banks.len() - 1]
+    }
+
+    pub fn versions(&self) -> Vec<u8> {
+        self.banks.iter().map(|bank| bank.version).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum BankError {
     #[error("the question bank is not valid JSON: {0}")]
@@ -85,9 +132,32 @@ pub enum BankError {
     Malformed { id: String, problem: String },
     #[error("the bank: {0}")]
     Invalid(String),
+    #[error("no question bank version {0} has shipped")]
+    UnknownVersion(u8),
 }
 
 impl Question {
+    /// The same question in any wording: the kind, the Lab link, which options are right (in
+    /// order), and for a number the answer, tolerance and foreseen mistakes.
+    fn same_question_as(&self, other: &Question) -> bool {
+        let answers = |q: &Question| match &q.kind {
+            QuestionKind::Single { options } | QuestionKind::Multiple { options } => {
+                (options.iter().map(|o| o.correct).collect::<Vec<_>>(), None)
+            }
+            QuestionKind::Numeric {
+                answer,
+                tolerance,
+                hints,
+                ..
+            } => (
+                Vec::new(),
+                Some((*answer, *tolerance, hints.iter().map(|h| h.value).collect::<Vec<_>>())),
+            ),
+        };
+        let kind = |q: &Question| std::mem::discriminant(&q.kind);
+        self.scenario == other.scenario && kind(self) == kind(other) && answers(self) == answers(other)
+    }
+
     pub fn options(&self) -> &[Choice] {
         match &self.kind {
             QuestionKind::Single { options } | QuestionKind::Multiple { options } => options,
@@ -115,6 +185,30 @@ impl QuestionBank {
         }
     }
 
+    /// The version `version` as it shipped, in `language`.
+    pub fn shipped(version: u8, language: gradlab_i18n::Language) -> Result<Self, BankError> {
+        let (_, english, spanish) = SHIPPED
+            .iter()
+            .find(|(v, _, _)| *v == version)
+            .ok_or(BankError::UnknownVersion(version))?;
+        let bank = match language {
+            gradlab_i18n::Language::English => Self::parse(english)?,
+            gradlab_i18n::Language::Spanish => Self::parse(spanish)?,
+        };
+        if bank.version != version {
+            return Err(BankError::Invalid(format!(
+                "the file shipped as version {version} says version {}",
+                bank.version
+            )));
+        }
+        Ok(bank)
+    }
+
+    /// The versions that have shipped, oldest first (the last is the bundled bank's).
+    pub fn shipped_versions() -> impl DoubleEndedIterator<Item = u8> {
+        SHIPPED.iter().map(|(version, _, _)| *version)
+    }
+
     /// Whether `other` asks the same questions with the same answers, whatever the wording.
     pub fn same_questions_as(&self, other: &QuestionBank) -> Result<(), String> {
         if self.version != other.version || self.pass_threshold != other.pass_threshold {
@@ -124,27 +218,20 @@ impl QuestionBank {
             return Err("the number of questions differs".into());
         }
         for (a, b) in self.questions.iter().zip(&other.questions) {
-            let answers = |q: &Question| match &q.kind {
-                QuestionKind::Single { options } | QuestionKind::Multiple { options } => {
-                    (options.iter().map(|o| o.correct).collect::<Vec<_>>(), None)
-                }
-                QuestionKind::Numeric {
-                    answer,
-                    tolerance,
-                    hints,
-                    ..
-                } => (
-                    Vec::new(),
-                    // The same likely mistakes, whatever the language.
-                    Some((*answer, *tolerance, hints.iter().map(|h| h.value).collect::<Vec<_>>())),
-                ),
-            };
-            let kind = |q: &Question| std::mem::discriminant(&q.kind);
-            if a.id != b.id || a.scenario != b.scenario || kind(a) != kind(b) || answers(a) != answers(b) {
+            if a.id != b.id || !a.same_question_as(b) {
                 return Err(format!("question \"{}\" differs", a.id));
             }
         }
         Ok(())
+    }
+
+    /// Whether this bank asks the question `id` of `older` unchanged (the same kind, options and
+    /// answers, whatever the wording): an answer given to it there holds here.
+    pub fn asks_unchanged(&self, older: &QuestionBank, id: &str) -> bool {
+        match (self.question(id), older.question(id)) {
+            (Some(here), Some(there)) => here.same_question_as(there),
+            _ => false,
+        }
     }
 
     /// Every question well formed: unique id, text present, options with explanations, the right
@@ -179,7 +266,11 @@ impl QuestionBank {
                 return Err(bad("prompt, topic and explanation must not be empty".into()));
             }
             if let Some(scenario) = &q.scenario {
-                if !gradlab_sim::scenario::SCENARIO_IDS.contains(&scenario.as_str()) {
+                let known = gradlab_sim::scenario::SCENARIO_IDS
+                    .iter()
+                    .chain(&gradlab_sim::gpt::scenario::GPT_SCENARIO_IDS)
+                    .any(|id| id == scenario);
+                if !known {
                     return Err(bad(format!("links to unknown scenario \"{scenario}\"")));
                 }
             }
@@ -259,5 +350,80 @@ impl QuestionBank {
             }
         }
         topics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gradlab_i18n::Language;
+    use sha2::{Digest, Sha256};
+
+    /// A shipped version's files never change: credentials and saved progress name it. Each
+    /// file's SHA-256 as it shipped (version 1: the bank of commit 0f6ed1a).
+    const SHIPPED_SHA256: [(u8, &str, &str); 1] = [(
+        1,
+        "42d09270175503549857fbb1479287fcc831f8b7b9961ce486895a32ee69bb10",
+        "42520a8d1a1634049e1b43f41444b365b88ef148babd7278798ea3f236623920",
+    )];
+
+    fn hex(text: &str) -> String {
+        Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    #[test]
+    fn shipped_versions_are_frozen_and_the_last_is_the_bundled_bank() {
+        for (version, english, spanish) in SHIPPED_SHA256 {
+            let (_, en, es) = SHIPPED.iter().find(|(v, _, _)| *v == version).unwrap();
+            assert_eq!(
+                (hex(en).as_str(), hex(es).as_str()),
+                (english, spanish),
+                "version {version} changed"
+            );
+        }
+        let versions: Vec<u8> = QuestionBank::shipped_versions().collect();
+        assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+        assert_eq!(versions.last().copied(), Some(QuestionBank::bundled().unwrap().version));
+        // Every released version but the current one is frozen above.
+        assert_eq!(SHIPPED_SHA256.len(), versions.len() - 1);
+        for version in versions {
+            let english = QuestionBank::shipped(version, Language::English).unwrap();
+            for language in Language::ALL {
+                let bank = QuestionBank::shipped(version, language).unwrap();
+                assert_eq!(bank.version, version);
+                english.same_questions_as(&bank).unwrap();
+            }
+        }
+        assert_eq!(
+            QuestionBank::shipped(99, Language::English),
+            Err(BankError::UnknownVersion(99))
+        );
+        let banks = ShippedBanks::load().unwrap();
+        assert_eq!(banks.current(), &QuestionBank::bundled().unwrap());
+        assert_eq!(banks.get(1).map(|b| b.questions.len()), Some(17));
+        assert_eq!(banks.get(99), None);
+    }
+
+    /// Each update keeps the questions it does not mean to change, so that carried-over
+    /// progress keeps their answers (a reworded question is the same question).
+    #[test]
+    fn the_current_bank_asks_every_question_of_version_1_unchanged() {
+        let current = QuestionBank::bundled().unwrap();
+        let first = QuestionBank::shipped(1, Language::English).unwrap();
+        for question in &first.questions {
+            assert!(current.asks_unchanged(&first, &question.id), "{}", question.id);
+        }
+        let mut changed = current.clone();
+        if let QuestionKind::Numeric { answer, .. } = &mut changed.questions[1].kind {
+            *answer += 1.0;
+        }
+        assert!(!changed.asks_unchanged(&first, &first.questions[1].id));
+        assert!(
+            !current.asks_unchanged(&first, "lm-token-weight"),
+            "not asked in version 1"
+        );
     }
 }

@@ -112,6 +112,7 @@ mod tests {
             "gradient clipping",
             "learning-rate schedules",
             "reading the Lab",
+            "language models: counting tokens",
         ] {
             assert!(topics.contains(topic), "no question on {topic}");
         }
@@ -268,10 +269,46 @@ mod tests {
         assert!(errors("LayerNorm").iter().all(|&e| e == 0.0));
     }
 
+    /// The token-count questions quote what the tiny GPT's runs compute: the weight a token
+    /// gets under each reduction (`Reduction::token_weight`, the same function the page and the
+    /// export show), so the bank's numbers cannot drift from the Lab's.
+    #[test]
+    fn the_token_count_questions_agree_with_the_gpt_labs_weights() {
+        use gradlab_sim::gpt::lab::Reduction;
+        let bank = bank();
+        let question = bank.question("lm-token-weight").unwrap();
+        let QuestionKind::Numeric { answer, hints, .. } = &question.kind else {
+            panic!("lm-token-weight is numeric")
+        };
+        for quote in ["2 micro-batches", "10 non-padding tokens", "the second 40"] {
+            assert!(question.prompt.contains(quote), "the prompt says \"{quote}\"");
+        }
+        let (short, long, n) = (10, 40, 2);
+        let weight = |tokens| Reduction::MicroBatchMean.token_weight(tokens, short + long, n);
+        assert_eq!(*answer, weight(short) / weight(long));
+        // The foreseen mistakes: the ratio upside down, the full batch's equal weights, and the
+        // short token against the full batch.
+        let full = Reduction::FullBatch.token_weight(short, short + long, n);
+        let expected = [weight(long) / weight(short), full / full, weight(short) / full];
+        for (hint, value) in hints.iter().zip(expected) {
+            assert!(hint.matches(value), "hint {} vs {value}", hint.value);
+        }
+        assert_eq!(hints.len(), expected.len());
+        // With equal counts (fixed blocks) the per-micro-batch mean weighs every token as the
+        // full batch does, as lm-fixed-blocks answers.
+        let fixed = bank.question("lm-fixed-blocks").unwrap();
+        assert!(fixed.options()[0].correct && fixed.options()[0].text.starts_with("Yes, exactly"));
+        let block = 65;
+        assert_eq!(
+            Reduction::MicroBatchMean.token_weight(block, n * block, n),
+            Reduction::FullBatch.token_weight(block, n * block, n)
+        );
+    }
+
     #[test]
     fn the_topics_are_listed_once_each_in_both_languages() {
         let topics = bank().topics();
-        assert_eq!(topics.len(), 9);
+        assert_eq!(topics.len(), 10);
         assert_eq!(topics[0], "what accumulation buys");
         let spanish = QuestionBank::bundled_in(gradlab_i18n::Language::Spanish)
             .unwrap()
@@ -478,10 +515,13 @@ mod tests {
         assert!(restored.current < smaller.questions.len());
         // Another version, or garbage, is refused with a reason instead of breaking.
         let mut newer = bank.clone();
-        newer.version = 2;
+        newer.version = bank.version + 1;
         assert_eq!(
             Attempt::restore(&newer, &saved),
-            Err(RestoreError::OtherVersion { saved: 1, current: 2 })
+            Err(RestoreError::OtherVersion {
+                saved: bank.version,
+                current: newer.version
+            })
         );
         assert!(matches!(
             Attempt::restore(&bank, "not json"),

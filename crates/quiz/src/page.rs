@@ -3,7 +3,7 @@
 
 use gradlab_i18n::Msg;
 
-use super::attempt::{Answer, Attempt, Feedback};
+use super::attempt::{storage_key, Answer, Attempt, Feedback};
 use super::bank::{QuestionBank, QuestionKind};
 
 /// What saved progress gave.
@@ -15,6 +15,13 @@ pub enum Restored {
     /// The save could not be read: it is kept aside, and `reason` says why.
     Unreadable {
         reason: Msg,
+    },
+    /// Progress saved under an older version of the bank, carried into this one
+    /// ([`Attempt::carried_into`]).
+    CarriedOver {
+        attempt: Attempt,
+        /// The version it was saved under.
+        from: u8,
     },
 }
 
@@ -29,6 +36,61 @@ impl Restored {
             },
         }
     }
+}
+
+/// What this browser saved, read through `load` (local storage): under the bank's own key,
+/// else the newest save of an older version, carried over (the page then saves it under its own
+/// key, and the old save stays where it is). Returns what was restored, the key it was read
+/// from (where an unreadable save is kept aside) and its text.
+pub fn restore_local(bank: &QuestionBank, load: impl Fn(&str) -> Option<String>) -> (Restored, String, String) {
+    let key = storage_key(bank.version);
+    if let Some(saved) = load(&key) {
+        return (Restored::from_local(bank, Some(&saved)), key, saved);
+    }
+    let older = QuestionBank::shipped_versions()
+        .rev()
+        .filter(|&version| version < bank.version)
+        .find_map(|version| load(&storage_key(version)).map(|saved| (version, saved)));
+    match older {
+        None => (Restored::Nothing, key, String::new()),
+        Some((version, saved)) => (
+            Restored::carried_over(bank, version, &saved),
+            storage_key(version),
+            saved,
+        ),
+    }
+}
+
+impl Restored {
+    /// `saved`, progress saved under the older bank version `from`, carried into `bank`.
+    pub fn carried_over(bank: &QuestionBank, from: u8, saved: &str) -> Self {
+        let older = match QuestionBank::shipped(from, gradlab_i18n::Language::English) {
+            Ok(older) => older,
+            Err(error) => {
+                return Restored::Unreadable {
+                    reason: Msg::new("quiz-restore-unreadable").arg("detail", error.to_string()),
+                }
+            }
+        };
+        match Attempt::restore(&older, saved) {
+            Ok(attempt) => Restored::CarriedOver {
+                attempt: attempt.carried_into(&older, bank),
+                from,
+            },
+            Err(error) => Restored::Unreadable {
+                reason: error.message(),
+            },
+        }
+    }
+}
+
+/// What the page says when it carried progress over from an older bank: how many answers it
+/// kept and how many questions are new.
+pub fn carried_over_notice(bank: &QuestionBank, attempt: &Attempt) -> Msg {
+    let kept = attempt.progress.len();
+    Msg::new("quiz-carried-over")
+        .arg("kept", kept)
+        .arg("new", bank.questions.len().saturating_sub(kept))
 }
 
 /// What the page says about a save it could not read: `reason` (already worded) and the key
@@ -51,6 +113,8 @@ pub struct Opening {
     pub unreadable: Option<Msg>,
     /// A link named no question of the bank: what the page says.
     pub unknown_question: Option<Msg>,
+    /// Progress was carried over from an older bank: what the page says.
+    pub carried_over: Option<Msg>,
 }
 
 impl Opening {
@@ -64,10 +128,15 @@ impl Opening {
         attempt_id: Option<String>,
     ) -> Self {
         let fresh = |id| Attempt::new(bank, seed).with_attempt_id(id);
+        let mut carried_over = None;
         let (mut attempt, unreadable) = match restored {
             Restored::Nothing => (fresh(attempt_id), None),
             Restored::Attempt(attempt) if attempt.attempt_id.is_some() => (attempt, None),
             Restored::Attempt(attempt) => (attempt.with_attempt_id(attempt_id), None),
+            Restored::CarriedOver { attempt, .. } => {
+                carried_over = Some(carried_over_notice(bank, &attempt));
+                (attempt.with_attempt_id(attempt_id), None)
+            }
             Restored::Unreadable { reason } => (fresh(attempt_id), Some(reason)),
         };
         let mut linked = false;
@@ -84,6 +153,7 @@ impl Opening {
             linked,
             unreadable,
             unknown_question,
+            carried_over,
         }
     }
 
@@ -405,5 +475,117 @@ mod tests {
         assert_eq!((here.seed, here.current), (2, 4));
         assert!(here.progress.is_empty());
         assert!(OtherTab::Replaced.refreshes_question(true));
+    }
+
+    /// The right answer to question `i`.
+    fn right_answer(bank: &QuestionBank, i: usize) -> Answer {
+        match &bank.questions[i].kind {
+            QuestionKind::Single { options } => Answer::Single(options.iter().position(|o| o.correct).unwrap()),
+            QuestionKind::Multiple { options } => {
+                Answer::Multiple((0..options.len()).filter(|&j| options[j].correct).collect())
+            }
+            QuestionKind::Numeric { answer, .. } => Answer::Numeric(*answer),
+        }
+    }
+
+    /// A learner answered every question of version 1, then the quiz gained questions: the
+    /// page carries the answers over (graded as before), opens at the first new question,
+    /// says so, and asks for the new ones only; the old save is left where it was.
+    #[test]
+    fn progress_saved_under_an_older_version_is_carried_over() {
+        let current = bank();
+        let first = QuestionBank::shipped(1, gradlab_i18n::Language::English).unwrap();
+        assert!(current.version > first.version);
+        let mut old = Attempt::new(&first, 5).with_attempt_id(Some("old-attempt-id-0001".into()));
+        for i in 0..first.questions.len() {
+            if i % 8 == 0 {
+                old.answer(&first, i, some_answer(&first, i)).unwrap();
+            }
+            old.answer(&first, i, right_answer(&first, i)).unwrap();
+        }
+        let saved = old.save();
+        let load = |key: &str| (key == storage_key(1)).then(|| saved.clone());
+        let (restored, key, text) = restore_local(&current, load);
+        assert_eq!((key.as_str(), text.as_str()), (storage_key(1).as_str(), saved.as_str()));
+        let Restored::CarriedOver { attempt, from } = restored.clone() else {
+            panic!("{restored:?}")
+        };
+        assert_eq!(
+            (from, attempt.bank_version, attempt.attempt_id.clone()),
+            (1, current.version, None)
+        );
+        assert_eq!(
+            attempt.progress, old.progress,
+            "every answer of version 1 holds in version 2"
+        );
+        assert_eq!(
+            attempt.score(&first).first_try_correct,
+            old.score(&first).first_try_correct
+        );
+        let new: Vec<usize> = (0..current.questions.len())
+            .filter(|&i| first.question(&current.questions[i].id).is_none())
+            .collect();
+        assert_eq!(new.len(), current.questions.len() - first.questions.len());
+        assert_eq!(attempt.current, new[0], "it opens at the first new question");
+
+        let opening = Opening::new(&current, restored, None, 9, Some(ID.into()));
+        assert_eq!(
+            opening.attempt.attempt_id.as_deref(),
+            Some(ID),
+            "a new attempt at the issuer"
+        );
+        assert_eq!(
+            opening.carried_over,
+            Some(
+                Msg::new("quiz-carried-over")
+                    .arg("kept", first.questions.len())
+                    .arg("new", new.len())
+            )
+        );
+        assert!(
+            opening.saves_locally_at_once(false),
+            "saved under the new version's key at once"
+        );
+        let mut attempt = opening.attempt;
+        assert!(!attempt.score(&current).passed, "the new questions are still open");
+        for &i in &new {
+            attempt.answer(&current, i, right_answer(&current, i)).unwrap();
+        }
+        assert!(attempt.score(&current).passed);
+
+        // A question whose answer changed is asked again; the others are kept.
+        let mut changed = current.clone();
+        let QuestionKind::Single { options } = &mut changed.questions[0].kind else {
+            panic!("question 0 is single choice")
+        };
+        let right = options.iter().position(|o| o.correct).unwrap();
+        options[right].correct = false;
+        let other = (right + 1) % options.len();
+        options[other].correct = true;
+        let Restored::CarriedOver { attempt, .. } = Restored::carried_over(&changed, 1, &saved) else {
+            panic!("carried over")
+        };
+        assert!(!attempt.progress.contains_key(&changed.questions[0].id));
+        assert_eq!(attempt.progress.len(), first.questions.len() - 1);
+        assert_eq!(attempt.current, 0);
+
+        // The version's own save wins; an unreadable old save is kept aside under its own key.
+        let own = Attempt::new(&current, 3).save();
+        let both = |key: &str| {
+            Some(if key == storage_key(current.version) {
+                own.clone()
+            } else {
+                saved.clone()
+            })
+        };
+        assert_eq!(
+            restore_local(&current, both).0,
+            Restored::Attempt(Attempt::new(&current, 3))
+        );
+        let broken = |key: &str| (key == storage_key(1)).then(|| "{broken".to_string());
+        let (restored, key, _) = restore_local(&current, broken);
+        assert!(matches!(restored, Restored::Unreadable { .. }));
+        assert_eq!(key, storage_key(1));
+        assert_eq!(restore_local(&current, |_: &str| None).0, Restored::Nothing);
     }
 }

@@ -2,6 +2,7 @@
 //! the web layer only hands over the decoded pairs.
 
 use gradlab_i18n::Msg;
+use gradlab_sim::gpt::scenario::GPT_SCENARIO_IDS;
 use gradlab_sim::scenario::SCENARIO_IDS;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +130,18 @@ impl Route {
         (route, notices)
     }
 
+    /// The page that shows the preset `scenario` links to (a quiz question's or a prediction's
+    /// Lab link): the tiny GPT's page for its experiments, else the Lab on that preset.
+    pub fn for_scenario(scenario: &str) -> Route {
+        if GPT_SCENARIO_IDS.contains(&scenario) {
+            Route::Gpt
+        } else {
+            Route::Lab {
+                scenario: Some(scenario.to_string()),
+            }
+        }
+    }
+
     /// The document that shows this route.
     pub fn document(&self) -> Document {
         match self {
@@ -243,6 +256,24 @@ mod tests {
             .href(),
             "index.html?view=lab&scenario=norms"
         );
+    }
+
+    /// A quiz question's Lab link opens the page that shows its preset, with no notice: the
+    /// tiny GPT's experiments live on their own page, not in the Lab.
+    #[test]
+    fn a_presets_link_opens_the_page_that_shows_it() {
+        assert_eq!(Route::for_scenario("tiny_gpt_tokens"), Route::Gpt);
+        for id in SCENARIO_IDS.iter().chain(&GPT_SCENARIO_IDS) {
+            let route = Route::for_scenario(id);
+            let query = route.query();
+            let decoded: Vec<(&str, &str)> = query
+                .trim_start_matches('?')
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .collect();
+            let (parsed, notices) = Route::from_pairs(&pairs(&decoded));
+            assert_eq!((parsed, notices), (route, Vec::new()), "{id}");
+        }
     }
 
     #[test]

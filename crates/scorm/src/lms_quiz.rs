@@ -1,6 +1,7 @@
 //! The quiz page inside an LMS: what it reads at launch (saved progress, pass mark, whether the
 //! SCO was done before) and what each save writes. The web layer only makes the API calls.
 
+use gradlab_i18n::Language;
 use gradlab_quiz::attempt::Attempt;
 use gradlab_quiz::bank::QuestionBank;
 use gradlab_quiz::page::Restored;
@@ -19,6 +20,22 @@ pub fn restore(bank: &QuestionBank, get: impl Fn(&str) -> Option<String>) -> (Re
     let restored = match suspend::decode(bank, &saved) {
         Ok(Some(attempt)) => Restored::Attempt(attempt),
         Ok(None) => Restored::Nothing,
+        // Saved by an older package of the course: carried over as a browser's save is.
+        Err(SuspendError::OtherBank { saved: from, current }) if from < current => {
+            match QuestionBank::shipped(from, Language::English)
+                .map_err(|e| SuspendError::Unreadable(e.to_string()))
+                .and_then(|older| Ok((suspend::decode(&older, &saved)?, older)))
+            {
+                Ok((Some(attempt), older)) => Restored::CarriedOver {
+                    attempt: attempt.carried_into(&older, bank),
+                    from,
+                },
+                Ok((None, _)) => Restored::Nothing,
+                Err(error) => Restored::Unreadable {
+                    reason: error.message(),
+                },
+            }
+        }
         Err(error) => Restored::Unreadable {
             reason: error.message(),
         },
@@ -172,5 +189,37 @@ mod tests {
         let (restored, saved) = restore(&b, lms(&[(SUSPEND_DATA, "{broken")]));
         assert!(matches!(restored, Restored::Unreadable { reason } if reason.id == "scorm-suspend-unreadable"));
         assert_eq!(saved, "{broken");
+    }
+
+    /// A course that replaced its package with a newer one keeps the learner's answers: the
+    /// suspend data of version 1 is carried over as a browser's save is; a newer version than
+    /// the package knows is kept aside, not guessed at.
+    #[test]
+    fn suspend_data_of_an_older_package_is_carried_over() {
+        let b = bank();
+        let first = QuestionBank::shipped(1, Language::English).unwrap();
+        let quiz = LmsQuiz::read(ScormVersion::Scorm2004, &first, lms(&[]));
+        let mut old = Attempt::new(&first, 3);
+        for i in 0..first.questions.len() {
+            old.answer(&first, i, right(&first.questions[i].kind)).unwrap();
+        }
+        let save = quiz.save(&first, &old);
+        let suspended = value(&save, SUSPEND_DATA).unwrap();
+        let (restored, saved) = restore(&b, lms(&[(SUSPEND_DATA, suspended)]));
+        assert_eq!(saved, suspended);
+        let Restored::CarriedOver { attempt, from } = restored else {
+            panic!("{restored:?}")
+        };
+        assert_eq!((from, attempt.bank_version), (1, b.version));
+        assert_eq!(attempt.progress, old.progress);
+        assert!(!attempt.is_complete(&b), "the new questions are open");
+
+        let newer = suspended.replacen(
+            &format!("\"b\":{}", first.version),
+            &format!("\"b\":{}", b.version + 1),
+            1,
+        );
+        let (restored, _) = restore(&b, lms(&[(SUSPEND_DATA, &newer)]));
+        assert!(matches!(restored, Restored::Unreadable { reason } if reason.id == "quiz-restore-other-version"));
     }
 }

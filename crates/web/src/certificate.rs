@@ -29,6 +29,24 @@ pub(super) fn load_issued(quiz_version: u8) -> Result<Option<IssuedCertificate>,
     })
 }
 
+/// The newest certificate this browser earned, with its quiz version: this version's, else an
+/// older one's (an update of the quiz never hides a certificate already earned).
+fn load_newest_issued() -> Result<Option<(u8, IssuedCertificate)>, String> {
+    for version in QuestionBank::shipped_versions().rev() {
+        if let Some(issued) = load_issued(version)? {
+            return Ok(Some((version, issued)));
+        }
+    }
+    Ok(None)
+}
+
+/// What a certificate of quiz version `version` says was learned, in the page's language.
+fn topics_of(version: u8) -> Vec<String> {
+    QuestionBank::shipped(version, super::i18n::language())
+        .map(|bank| bank.topics())
+        .unwrap_or_default()
+}
+
 /// What the certificate image shows.
 struct Drawing<'a> {
     name: &'a str,
@@ -212,13 +230,9 @@ pub struct CheckedFacts {
 }
 
 /// The certificate image of checked facts, as a PNG data URL (the same drawing as the card's;
-/// the topics are the bundled bank's when its version is the certificate's).
+/// the topics are those of the quiz version it names, when that version has shipped).
 pub fn certificate_image(facts: &CheckedFacts) -> Result<String, String> {
-    let topics = QuestionBank::bundled_in(super::i18n::language())
-        .ok()
-        .filter(|bank| bank.version == facts.version)
-        .map(|bank| bank.topics())
-        .unwrap_or_default();
+    let topics = topics_of(facts.version);
     let share = format!(
         "{}?view=verify&id={}",
         browser::app_base(),
@@ -418,9 +432,9 @@ pub fn CertificateCard(issued: IssuedCertificate, topics: Vec<String>) -> impl I
 }
 
 #[component]
-pub fn CertificatePage(bank: QuestionBank) -> impl IntoView {
-    match load_issued(bank.version) {
-        Ok(Some(issued)) => view! { <CertificateCard issued=issued topics=bank.topics() /> }.into_any(),
+pub fn CertificatePage() -> impl IntoView {
+    match load_newest_issued() {
+        Ok(Some((version, issued))) => view! { <CertificateCard issued=issued topics=topics_of(version) /> }.into_any(),
         Ok(None) => view! {
             <section>
                 <h2>{tr("cert-none-title")}</h2>

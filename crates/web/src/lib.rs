@@ -117,10 +117,7 @@ fn pages_document_page(route: Route, _: Option<lab::LabOptions>) -> AnyView {
             Ok(bank) => view! { <quiz::QuizPage bank=bank question=question /> }.into_any(),
             Err(e) => bank_failed(e),
         },
-        Route::Certificate => match bank() {
-            Ok(bank) => view! { <certificate::CertificatePage bank=bank /> }.into_any(),
-            Err(e) => bank_failed(e),
-        },
+        Route::Certificate => view! { <certificate::CertificatePage /> }.into_any(),
         Route::Bench => view! { <bench::BenchPage /> }.into_any(),
         Route::Plan => view! { <plan::PlanPage /> }.into_any(),
         Route::Gpt => view! { <gpt::GptPage /> }.into_any(),

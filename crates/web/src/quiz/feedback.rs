@@ -50,7 +50,7 @@ pub(super) fn FeedbackView(quiz: Quiz) -> impl IntoView {
             "feedback incorrect"
         };
         let lab_link = f.scenario.clone().map(|id| {
-            let href = crate::i18n::link(Route::Lab { scenario: Some(id) }.href());
+            let href = crate::i18n::link(Route::for_scenario(&id).href());
             // Embedded (and so inside an LMS) the Lab opens beside the quiz: leaving the frame
             // would end the quiz's session.
             let new_tab = crate::embed::is_active().then_some("_blank");

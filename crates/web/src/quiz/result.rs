@@ -87,7 +87,7 @@ fn Review(quiz: Quiz, review: Vec<TopicReview>) -> impl IntoView {
                 .into_iter()
                 .map(|q| {
                     let lab = q.scenario.map(|id| {
-                        let href = crate::i18n::link(Route::Lab { scenario: Some(id) }.href());
+                        let href = crate::i18n::link(Route::for_scenario(&id).href());
                         view! { " · "<a href=href target=new_tab rel=new_tab.map(|_| "noopener")>{tr("quiz-see-in-lab")}</a> }
                     });
                     view! {

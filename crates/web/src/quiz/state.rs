@@ -13,7 +13,7 @@ use gradlab_quiz::attempt::{storage_key, Attempt, Feedback};
 use gradlab_quiz::bank::QuestionBank;
 use gradlab_quiz::certificate::IssuedCertificate;
 use gradlab_quiz::issuance::Issuing;
-use gradlab_quiz::page::{self, Opening, OtherTab, Restored, Shown};
+use gradlab_quiz::page::{self, Opening, OtherTab, Shown};
 use gradlab_scorm::lms_quiz::{self, LmsQuiz, SUSPEND_BACKUP_KEY};
 
 /// The page's state: the attempt and what the page shows of it.
@@ -50,15 +50,7 @@ impl Quiz {
                 let (restored, saved) = lms_quiz::restore(&bank, scorm::get);
                 (restored, SUSPEND_BACKUP_KEY.to_string(), saved)
             }
-            None => {
-                let key = storage_key(bank.version);
-                let saved = browser::load(&key);
-                (
-                    Restored::from_local(&bank, saved.as_deref()),
-                    key,
-                    saved.unwrap_or_default(),
-                )
-            }
+            None => page::restore_local(&bank, browser::load),
         };
         let opening = Opening::new(
             &bank,
@@ -79,6 +71,7 @@ impl Quiz {
             Err(problem) => (None, Some(problem)),
         };
         let notice = restore_notice
+            .or(opening.carried_over.as_ref().map(msg))
             .or(opening.unknown_question.as_ref().map(msg))
             .or(stored_problem);
         let shown = Shown::at(&bank, &opening.attempt, opening.attempt.current, false);
