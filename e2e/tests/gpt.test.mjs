@@ -142,6 +142,61 @@ test('on fixed blocks all three agree, in Spanish on a phone', async () => {
   await page.close();
 });
 
+test('the learner trains a model of their own from the settings, and the link keeps it', async () => {
+  // A shared link: one layer, 32 wide in 2 heads, a context of 32, N = 4; and a bad value,
+  // named and ignored.
+  const page = await openGpt('&engine=cpu&layers=1&width=32&heads=2&context=32&n=4&warmup=abc');
+  assert.match(await page.getByTestId('url-notice').textContent(), /abc.*warmup/);
+  const model = page.getByTestId('gpt-model');
+  assert.match(await model.textContent(), /1 layers, 32 wide, 2 heads, context of 32 characters/);
+  assert.match(await model.textContent(), /4 micro-batches of 8/);
+  const settings = page.getByTestId('gpt-settings');
+  assert.equal(await settings.evaluate((d) => d.open), true, 'the form is open on settings of their own');
+  assert.equal(await page.getByTestId('gpt-control-n').inputValue(), '4');
+  const trained = await train(page, 2);
+  assert.ok(trained.steps >= 2);
+
+  // Three heads do not divide 32: the width is marked, nothing is rebuilt.
+  await page.getByTestId('gpt-control-heads').selectOption('3');
+  await page.getByTestId('gpt-control-lr').fill('0.5');
+  await page.getByTestId('gpt-settings-apply').click();
+  const widthField = settings.locator('[data-control=width]');
+  await widthField.locator('.field-error').filter({ hasText: /multiple of the 3 heads/ }).waitFor();
+  assert.equal(await widthField.locator('input').getAttribute('aria-invalid'), 'true');
+  assert.match(await settings.locator('[data-control=lr] .field-error').textContent(), /from 0.00001 to 0.1/);
+  assert.equal((await state(page)).steps, trained.steps, 'the trained runs are still there');
+  await screenshot(page, 'gpt-settings-errors');
+  await settings.screenshot({ path: `${artifactsDir}/gpt-settings-form.png` });
+  await expectAccessible(page, 'the tiny GPT settings with errors');
+
+  // Fixed: the runs start again on the new model, and the address holds the settings.
+  await page.getByTestId('gpt-control-width').fill('48');
+  await page.getByTestId('gpt-control-lr').fill('0.002');
+  await page.getByTestId('gpt-settings-apply').click();
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[data-testid=gpt]');
+    return s.dataset.status === 'ready' && s.dataset.working === 'false' && s.dataset.steps === '0';
+  }, null, { timeout: 60_000, polling: 100 });
+  assert.match(await model.textContent(), /1 layers, 48 wide, 3 heads, context of 32 characters/);
+  const query = new URL(page.url()).searchParams;
+  assert.deepEqual(
+    ['layers', 'heads', 'width', 'context', 'n', 'lr', 'warmup'].map((k) => query.get(k)),
+    ['1', '3', '48', '32', '4', '0.002', null],
+  );
+  assert.equal(query.get('view'), 'gpt');
+  await train(page, 2);
+  // The same link in a new tab builds the same model; Back to the preset clears the settings.
+  const again = await openGpt(`&${query.toString()}`);
+  assert.match(await again.getByTestId('gpt-model').textContent(), /1 layers, 48 wide, 3 heads/);
+  await again.close();
+  await page.getByTestId('gpt-settings-reset').click();
+  await waitReady(page);
+  assert.match(await model.textContent(), /2 layers, 64 wide, 4 heads, context of 64 characters/);
+  assert.deepEqual([...new URL(page.url()).searchParams.keys()].sort(), ['engine', 'view']);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 /** Each run's training loss per step, as the runs' list holds them. */
 const losses = (page) =>
   page

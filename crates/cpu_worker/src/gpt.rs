@@ -4,7 +4,7 @@
 
 use gradlab_sim::gpt::lab::GptLab;
 use gradlab_sim::gpt::memory::measure;
-use gradlab_sim::gpt::scenario::GptScenario;
+use gradlab_sim::gpt::scenario::GptSettings;
 
 use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training};
 
@@ -26,9 +26,9 @@ pub struct GptWorkerLab {
 }
 
 impl GptWorkerLab {
-    fn build(&mut self, part: &str, plays: &[(String, String)]) -> Result<FromWorker, String> {
+    fn build(&mut self, settings: &GptSettings, plays: &[(String, String)]) -> Result<FromWorker, String> {
         self.lab = None;
-        let (config, corpus) = GptScenario::tokens_part(part, plays).map_err(|e| e.to_string())?;
+        let (config, corpus) = settings.lab_input(plays).map_err(|e| e.to_string())?;
         let lab = GptLab::<f32>::new(config, corpus).map_err(|e| e.to_string())?;
         let built = GptBuilt {
             reductions: lab.runs().iter().map(|r| r.reduction).collect(),
@@ -53,7 +53,7 @@ impl GptWorkerLab {
 impl Serve for GptWorkerLab {
     fn handle(&mut self, request: ToWorker) -> FromWorker {
         let answer = match request {
-            ToWorker::BuildGpt { part, plays } => self.build(&part, &plays),
+            ToWorker::BuildGpt { settings, plays } => self.build(&settings, &plays),
             ToWorker::SampleGpt { temperature, .. } if !(temperature >= 0.0 && temperature.is_finite()) => {
                 Err(format!("a sampling temperature must be 0 or more, got {temperature}"))
             }
@@ -147,10 +147,49 @@ mod tests {
     use crate::tests::ask;
     use crate::WorkerLab;
     use gradlab_sim::gpt::lab::Reduction;
-    use gradlab_sim::gpt::scenario::TINY_GPT_TOKENS;
+    use gradlab_sim::gpt::scenario::{GptScenario, TINY_GPT_TOKENS};
     use gradlab_sim::gpt::text::{Corpus, Play};
 
     const MACBETH: &str = include_str!("../../../assets/text/shakespeare/macbeth.txt");
+
+    /// The learner's settings reach the lab the worker builds; settings it cannot train are
+    /// answered with the reason, and the worker builds again after them.
+    #[test]
+    fn the_worker_builds_the_learners_settings_or_says_why_not() {
+        use gradlab_sim::gpt::spec::GptSpec;
+        use gradlab_sim::gpt::text::ExampleKind;
+        let mut worker = GptWorkerLab::default();
+        let plays = vec![("macbeth".to_string(), MACBETH.to_string())];
+        let settings = GptSettings {
+            examples: ExampleKind::Blocks,
+            model: GptSpec {
+                layers: 1,
+                embedding: 32,
+                heads: 2,
+                context: 32,
+            },
+            micro_batches: 4,
+            ..GptSettings::default()
+        };
+        let FromWorker::GptBuilt(built) = ask(
+            &mut worker,
+            ToWorker::BuildGpt {
+                settings,
+                plays: plays.clone(),
+            },
+        ) else {
+            panic!("build");
+        };
+        assert_eq!((built.spec, built.micro_batches), (settings.model, 4));
+        let bad = GptSettings {
+            micro_batches: 5,
+            ..settings
+        };
+        let FromWorker::Failed { message } = ask(&mut worker, ToWorker::BuildGpt { settings: bad, plays }) else {
+            panic!("refused")
+        };
+        assert!(message.contains("micro_batches"), "{message}");
+    }
 
     /// The page's tiny-GPT mirror holds what a lab trained on the page holds, and the samples
     /// are that lab's.
@@ -162,7 +201,7 @@ mod tests {
         let FromWorker::GptBuilt(built) = ask(
             &mut worker,
             ToWorker::BuildGpt {
-                part: "lines".into(),
+                settings: GptSettings::default(),
                 plays: plays.clone(),
             },
         ) else {
@@ -273,12 +312,15 @@ mod tests {
         let answer = ask(
             &mut worker,
             ToWorker::BuildGpt {
-                part: "sonnets".into(),
+                settings: GptSettings {
+                    learning_rate: -1.0,
+                    ..GptSettings::default()
+                },
                 plays,
             },
         );
         assert!(
-            matches!(answer, FromWorker::Failed { ref message } if message.contains("sonnets")),
+            matches!(answer, FromWorker::Failed { ref message } if message.contains("learning_rate")),
             "{answer:?}"
         );
         let answer = ask(&mut worker, ToWorker::AdvanceGpt { steps: 1 });
@@ -299,7 +341,7 @@ mod tests {
         let answer = ask(
             &mut WorkerLab::default(),
             ToWorker::BuildGpt {
-                part: "lines".into(),
+                settings: GptSettings::default(),
                 plays: Vec::new(),
             },
         );

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use gradlab_sim::backend::TrainingBackend;
 use gradlab_sim::gpt::lab::{GptUpdate, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
+use gradlab_sim::gpt::scenario::GptSettings;
 use gradlab_sim::gpt::spec::GptSpec;
 use gradlab_sim::gpt::trace::GptStepTrace;
 use gradlab_sim::lab::{CpuLab, LabConfig, LabUpdate};
@@ -42,9 +43,13 @@ pub enum ToWorker {
     Bench { micro_batches: usize },
     /// Whether the next steps are traced for the step-through view (see `Lab::set_snapshots`).
     SetSnapshots { on: bool },
-    /// The tiny GPT's token-count experiment, one of its parts (`lines`, `blocks`), trained on
-    /// these `(name, text)` plays (the page fetches them; the worker's wasm stays small).
-    BuildGpt { part: String, plays: Vec<(String, String)> },
+    /// The tiny GPT's token-count experiment with the learner's settings (the preset's by
+    /// default), trained on these `(name, text)` plays (the page fetches them; the worker's
+    /// wasm stays small).
+    BuildGpt {
+        settings: GptSettings,
+        plays: Vec<(String, String)>,
+    },
     /// Up to `steps` optimizer steps of every tiny-GPT run; fewer when a Stop arrives.
     AdvanceGpt { steps: u64 },
     /// Each tiny-GPT run's continuation of `prompt`: from the worker's own runs, or from

@@ -10,6 +10,7 @@ pub mod controls;
 pub mod course;
 pub mod engine_choice;
 pub mod experience;
+pub mod gpt_controls;
 pub mod gpt_view;
 pub mod numbers;
 pub mod plan_form;

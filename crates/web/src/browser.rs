@@ -307,6 +307,23 @@ pub fn set_query_parameter(key: &str, value: &str) {
     }
 }
 
+/// Sets (`Some`) or removes (`None`) parameters of the address without loading the page again,
+/// keeping the others as they are.
+pub fn set_query_parameters(parameters: &[(&str, Option<String>)]) {
+    let Ok(w) = window() else { return };
+    let search = w.location().search().unwrap_or_default();
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return;
+    };
+    for (key, value) in parameters {
+        match value {
+            Some(value) => params.set(key, value),
+            None => params.delete(key),
+        }
+    }
+    replace_query(&format!("?{}", String::from(params.to_string())));
+}
+
 /// The page's query with `key` set to `value`.
 fn search_with(key: &str, value: &str) -> Option<String> {
     let search = window().ok()?.location().search().unwrap_or_default();

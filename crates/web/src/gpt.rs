@@ -25,6 +25,7 @@ use gradlab_gpu::ops::GpuOps;
 use gradlab_i18n::Msg;
 use gradlab_lab_state::controls::EngineOptions;
 use gradlab_lab_state::engine_choice::{EnginePreference, GpuTrial, Verdict};
+use gradlab_lab_state::gpt_controls::{self, GptControl};
 use gradlab_lab_state::gpt_view::{
     memory_rows, memory_verdict, observed, trace_phases, trace_rows, trace_status, verdict, window_rows, GptChart,
     MemoryPrediction, Prediction, MEMORY_QUESTION_N,
@@ -34,9 +35,10 @@ use gradlab_plot::ChartLook;
 use gradlab_route::Route;
 use gradlab_sim::gpt::lab::{GptMirror, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
-use gradlab_sim::gpt::scenario::{GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
+use gradlab_sim::gpt::scenario::{GptSettings, SAMPLE_CHARS, SAMPLE_PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE};
 use gradlab_sim::gpt::text::ExampleKind;
 use gradlab_sim::gpt::trace::GptStepTrace;
+use gradlab_sim::optim::ScheduleSpec;
 
 /// The plays, as `assets/text/shakespeare/` holds them.
 const PLAYS: [&str; 4] = ["hamlet", "macbeth", "julius_caesar", "romeo_and_juliet"];
@@ -65,7 +67,9 @@ impl Status {
 enum Command {
     Play,
     Pause,
-    Part(ExampleKind),
+    /// Build the experiment again with these settings (another cut of the text, or the
+    /// learner's own model and accumulation).
+    Build(GptSettings),
     /// The memory experiment on the part shown.
     Measure,
     /// Every run's passes over the last step (the step-through).
@@ -145,12 +149,24 @@ pub fn GptPage() -> impl IntoView {
         memory: RwSignal::new(Memory::Idle),
         traced: RwSignal::new(Traced::Idle),
     };
-    let part = RwSignal::new(ExampleKind::Lines);
+    // What the URL asks for; the page's header lists what it could not use.
+    let (initial, _) = gpt_controls::from_pairs(&browser::query_pairs());
+    let settings = RwSignal::new(initial);
+    let part = Signal::derive(move || settings.with(|s| s.examples));
     let prediction = RwSignal::new(None::<Prediction>);
     let (sender, receiver) = mpsc::unbounded::<Command>();
     let sender = StoredValue::new(sender);
     let send = move |command: Command| sender.with_value(|s| drop(s.unbounded_send(command)));
-    spawn_local(train(receiver, signals));
+    spawn_local(train(receiver, signals, initial));
+    // Another experiment: new runs from new weights, and the address keeps the settings.
+    let rebuild = move |chosen: GptSettings| {
+        settings.set(chosen);
+        signals.working.set(true);
+        signals.playing.set(false);
+        prediction.set(None);
+        browser::set_query_parameters(&gpt_controls::url_parameters(&chosen));
+        send(Command::Build(chosen));
+    };
 
     let steps = move || signals.mirror.with(|m| m.steps_taken);
     let toggle = move |_| {
@@ -166,14 +182,15 @@ pub fn GptPage() -> impl IntoView {
         }
     };
     let choose_part = move |chosen: ExampleKind| {
-        if part.get_untracked() != chosen {
-            part.set(chosen);
-            signals.working.set(true);
-            signals.playing.set(false);
-            prediction.set(None);
-            send(Command::Part(chosen));
+        let current = settings.get_untracked();
+        if current.examples != chosen {
+            rebuild(GptSettings {
+                examples: chosen,
+                ..current
+            });
         }
     };
+
     view! {
         <section class="gpt" data-testid="gpt" data-status=move || signals.status.with(|s| s.id())
             data-steps=move || steps().to_string() data-working=move || signals.working.get().to_string()
@@ -191,6 +208,7 @@ pub fn GptPage() -> impl IntoView {
                     </label>
                 }).collect_view()}
             </fieldset>
+            <SettingsView settings=settings apply=rebuild />
             <PredictionView signals=signals prediction=prediction part=part />
             <div class="gpt-transport">
                 <button type="button" data-testid="gpt-play" on:click=toggle
@@ -246,11 +264,131 @@ fn ModelSummary(signals: Signals) -> impl IntoView {
     }
 }
 
+/// The sandbox: the learner's own model and accumulation. The form holds text until "Train with
+/// these settings"; each control's problem is shown beside it, and nothing is rebuilt until all
+/// are fixed. The Examples radio above sets the cut of the text at once.
+#[component]
+fn SettingsView<F>(settings: RwSignal<GptSettings>, apply: F) -> impl IntoView
+where
+    F: Fn(GptSettings) + Copy + Send + Sync + 'static,
+{
+    const CONTROLS: [GptControl; 7] = [
+        GptControl::Layers,
+        GptControl::Heads,
+        GptControl::Width,
+        GptControl::Context,
+        GptControl::MicroBatches,
+        GptControl::LearningRate,
+        GptControl::Warmup,
+    ];
+    let texts_of = |s: &GptSettings| CONTROLS.map(|c| c.text_of(s));
+    let texts = RwSignal::new(texts_of(&settings.get_untracked()));
+    let problems = RwSignal::new(Vec::<(GptControl, Msg)>::new());
+    // Settings changed elsewhere (the Examples radio, the reset) are what the form shows.
+    Effect::new(move |_| {
+        texts.set(texts_of(&settings.get()));
+        problems.set(Vec::new());
+    });
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let mut next = settings.get_untracked();
+        let mut found = Vec::new();
+        for (control, text) in CONTROLS.into_iter().zip(texts.get_untracked()) {
+            match control.set(&next, &text) {
+                Ok(set) => next = set,
+                Err(problem) => found.push((control, problem)),
+            }
+        }
+        // Rules between controls, for those whose own value was fine.
+        let between: Vec<_> = gpt_controls::errors(&next)
+            .into_iter()
+            .filter(|(c, _)| !found.iter().any(|(f, _)| f == c))
+            .collect();
+        found.extend(between);
+        if found.is_empty() {
+            apply(next);
+        } else {
+            problems.set(found);
+        }
+    };
+    let reset = move |_| {
+        let examples = settings.get_untracked().examples;
+        apply(GptSettings {
+            examples,
+            ..GptSettings::default()
+        });
+    };
+    let fields = CONTROLS
+        .into_iter()
+        .enumerate()
+        .map(|(i, control)| {
+            let id = format!("gpt-control-{}", control.key());
+            let error_id = format!("{id}-error");
+            let value = move || texts.with(|t| t[i].clone());
+            let set = move |text: String| texts.update(|t| t[i] = text);
+            let problem = move || problems.with(|p| p.iter().find(|(c, _)| *c == control).map(|(_, m)| msg(m)));
+            let input = match control.choices() {
+                Some(choices) => {
+                    let items = choices
+                        .into_iter()
+                        .map(|choice| {
+                            let (shown, label) = (choice.clone(), choice.clone());
+                            view! { <option value=choice selected=move || value() == shown>{label}</option> }
+                        })
+                        .collect_view();
+                    view! {
+                        <select id=id.clone() data-testid=id.clone() aria-describedby=error_id.clone()
+                            on:change=move |ev| set(event_target_value(&ev))>{items}</select>
+                    }
+                    .into_any()
+                }
+                None => view! {
+                    <input id=id.clone() data-testid=id.clone() type="text" inputmode="decimal" autocomplete="off"
+                        spellcheck="false" prop:value=value aria-describedby=error_id.clone()
+                        aria-invalid=move || problem().is_some().to_string()
+                        on:input=move |ev| set(event_target_value(&ev)) />
+                }
+                .into_any(),
+            };
+            view! {
+                <div class="field" class:invalid=move || problem().is_some() data-control=control.key()>
+                    <label for=id.clone()>{tr(&id)}</label>
+                    {input}
+                    <p id=error_id class="field-error" aria-live="polite">{problem}</p>
+                </div>
+            }
+        })
+        .collect_view();
+    let preset = gradlab_sim::gpt::lab::GptLabConfig::default();
+    let total_steps = match preset.schedule {
+        ScheduleSpec::WarmupCosine { total_steps, .. } => total_steps,
+        ScheduleSpec::Constant { .. } => 0,
+    };
+    let optimizer = msg(&Msg::new("gpt-settings-optimizer")
+        .arg("batch", preset.batch)
+        .arg("total", total_steps));
+    let changed = move || settings.with(|s| gpt_controls::url_parameters(s).iter().any(|(_, v)| v.is_some()));
+    view! {
+        <details class="gpt-settings controls" data-testid="gpt-settings" open=changed>
+            <summary>{tr("gpt-settings-title")}</summary>
+            <p>{tr("gpt-settings-intro")}</p>
+            <form on:submit=submit novalidate=true>
+                <div class="field-grid">{fields}</div>
+                <p class="muted">{num(&optimizer)}</p>
+                <div class="gpt-transport">
+                    <button type="submit" data-testid="gpt-settings-apply">{tr("gpt-settings-apply")}</button>
+                    <button type="button" data-testid="gpt-settings-reset" on:click=reset>{tr("gpt-settings-reset")}</button>
+                </div>
+            </form>
+        </details>
+    }
+}
+
 #[component]
 fn PredictionView(
     signals: Signals,
     prediction: RwSignal<Option<Prediction>>,
-    part: RwSignal<ExampleKind>,
+    part: Signal<ExampleKind>,
 ) -> impl IntoView {
     let answer = move || {
         let chosen = prediction.get()?;
@@ -617,13 +755,13 @@ async fn ask(worker: &CpuWorker, request: &ToWorker, keep_going: &dyn Fn() -> bo
 
 async fn build(
     worker: &CpuWorker,
-    part: ExampleKind,
+    settings: GptSettings,
     plays: &[(String, String)],
     signals: Signals,
 ) -> Result<(), String> {
     let _ = signals.status.try_set(Status::Loading);
     let request = ToWorker::BuildGpt {
-        part: part.id().to_string(),
+        settings,
         plays: plays.to_vec(),
     };
     let FromWorker::GptBuilt(built) = ask(worker, &request, &|| true).await? else {
@@ -701,7 +839,7 @@ async fn gpu_weights(
     trainer: &mut Trainer,
     gpu: &mut Option<WebGpu>,
     worker: &CpuWorker,
-    (part, plays): (ExampleKind, &[(String, String)]),
+    (settings, plays): (GptSettings, &[(String, String)]),
     signals: Signals,
 ) -> Result<Option<GpuWeights>, String> {
     let Some(lab) = gpu
@@ -718,7 +856,7 @@ async fn gpu_weights(
             Err(error) => {
                 *trainer = Trainer::Cpu;
                 *gpu = None;
-                catch_up_on_cpu(worker, part, plays, signals, error.to_string()).await?;
+                catch_up_on_cpu(worker, settings, plays, signals, error.to_string()).await?;
                 return Ok(None);
             }
         }
@@ -730,8 +868,8 @@ async fn gpu_weights(
 }
 
 /// The page's training loop: build, then advance while playing, a part switch rebuilding.
-async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals) {
-    if let Err(reason) = training(&mut commands, signals).await {
+async fn train(mut commands: UnboundedReceiver<Command>, signals: Signals, settings: GptSettings) {
+    if let Err(reason) = training(&mut commands, signals, settings).await {
         let _ = signals.playing.try_set(false);
         let _ = signals.status.try_set(Status::Failed(reason));
     }
@@ -758,10 +896,10 @@ struct WebGpu {
 }
 
 impl WebGpu {
-    fn build(&mut self, part: ExampleKind, plays: &[(String, String)]) -> Result<(), String> {
+    fn build(&mut self, settings: GptSettings, plays: &[(String, String)]) -> Result<(), String> {
         self.lab = None;
         self.sent.clear();
-        let (config, corpus) = GptScenario::tokens_part(part.id(), plays).map_err(|e| e.to_string())?;
+        let (config, corpus) = settings.lab_input(plays).map_err(|e| e.to_string())?;
         let lab = GptGpuLab::new(&self.context, self.ops.clone(), config, corpus).map_err(|e| e.to_string())?;
         self.lab = Some(lab);
         Ok(())
@@ -841,7 +979,7 @@ async fn race_cpu(
 /// that the learner's run goes on at the same step with the same numbers.
 async fn catch_up_on_cpu(
     worker: &CpuWorker,
-    part: ExampleKind,
+    settings: GptSettings,
     plays: &[(String, String)],
     signals: Signals,
     reason: String,
@@ -850,7 +988,7 @@ async fn catch_up_on_cpu(
     let _ = signals.engine.try_set(EngineBadge::Cpu(Some(
         Msg::new("engine-gpu-error").arg("reason", reason),
     )));
-    build(worker, part, plays, signals).await?;
+    build(worker, settings, plays, signals).await?;
     let mut mirror = signals.mirror.get_untracked();
     while mirror.steps_taken < steps {
         let request = ToWorker::AdvanceGpt {
@@ -866,25 +1004,28 @@ async fn catch_up_on_cpu(
     Ok(())
 }
 
-async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -> Result<(), String> {
+async fn training(
+    commands: &mut UnboundedReceiver<Command>,
+    signals: Signals,
+    mut settings: GptSettings,
+) -> Result<(), String> {
     let (options, _) = EngineOptions::from_pairs(&browser::query_pairs());
     let worker = CpuWorker::spawn_gpt().await?;
     let plays = fetch_plays().await?;
     let (mut trainer, mut gpu) = open_gpu(options.engine, signals).await;
     let mut trial = GpuTrial::default();
-    let mut part = ExampleKind::Lines;
     // The step the samples show (none yet).
     let mut sampled_at = None;
-    let mut rebuild = Some(part);
+    let mut rebuild = Some(settings);
     let steps_now = || signals.mirror.try_with_untracked(|m| m.steps_taken).unwrap_or(0);
     loop {
         if let Some(chosen) = rebuild.take() {
-            part = chosen;
+            settings = chosen;
             let _ = signals.working.try_set(true);
             let _ = signals.status.try_set(Status::Loading);
-            build(&worker, part, &plays, signals).await?;
+            build(&worker, settings, &plays, signals).await?;
             if let (Trainer::Gpu | Trainer::Racing, Some(webgpu)) = (trainer, gpu.as_mut()) {
-                if let Err(reason) = webgpu.build(part, &plays) {
+                if let Err(reason) = webgpu.build(settings, &plays) {
                     let _ = signals.engine.try_set(EngineBadge::Cpu(Some(
                         Msg::new("engine-gpu-error").arg("reason", reason),
                     )));
@@ -900,7 +1041,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             sampled_at = None;
             let _ = signals.status.try_set(Status::Ready);
         }
-        let shown = (part, plays.as_slice());
+        let shown = (settings, plays.as_slice());
         let playing = signals.playing.try_get_untracked().unwrap_or(false);
         if !playing {
             // Paused: the samples show the weights the learner is looking at.
@@ -911,7 +1052,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
             }
             let _ = signals.working.try_set(false);
             match commands.recv().await {
-                Ok(Command::Part(chosen)) => rebuild = Some(chosen),
+                Ok(Command::Build(chosen)) => rebuild = Some(chosen),
                 Ok(Command::Measure) => measure_memory(&worker, signals).await?,
                 Ok(Command::Trace) => {
                     let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
@@ -926,7 +1067,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
         // What was asked while the last request ran.
         while let Ok(command) = commands.try_recv() {
             match command {
-                Command::Part(chosen) => rebuild = Some(chosen),
+                Command::Build(chosen) => rebuild = Some(chosen),
                 Command::Measure => measure_memory(&worker, signals).await?,
                 Command::Trace => {
                     let weights = gpu_weights(&mut trainer, &mut gpu, &worker, shown, signals).await?;
@@ -969,7 +1110,7 @@ async fn training(commands: &mut UnboundedReceiver<Command>, signals: Signals) -
                 Err(reason) => {
                     trainer = Trainer::Cpu;
                     gpu = None;
-                    catch_up_on_cpu(&worker, part, &plays, signals, reason).await?;
+                    catch_up_on_cpu(&worker, settings, &plays, signals, reason).await?;
                 }
             },
             _ => {

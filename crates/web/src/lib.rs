@@ -179,9 +179,11 @@ fn App(document: Document, page_view: PageView) -> impl IntoView {
     };
     let embedded = embed_options.is_some();
     let options = matches!(route, Route::Lab { .. }).then(|| lab_options(&pairs, &mut notices, embed_options.clone()));
-    // The tiny GPT's page races its engines as the Lab does, and reads `engine` as it does.
+    // The tiny GPT's page races its engines as the Lab does, and reads `engine` as it does; its
+    // settings (`gpt_controls`) are read again by the page, which trains them.
     if matches!(route, Route::Gpt) {
         notices.extend(EngineOptions::from_pairs(&pairs).1);
+        notices.extend(gradlab_lab_state::gpt_controls::from_pairs(&pairs).1);
     }
     let current = |r: &Route| match (r, &route) {
         (Route::Lab { .. }, Route::Lab { .. }) => Some("page"),

@@ -2,8 +2,12 @@
 //! side over one way of cutting the text (the token-count experiment has two: variable-length
 //! lines, where the per-micro-batch mean drifts, and fixed blocks, where it cannot).
 
+use serde::{Deserialize, Serialize};
+
 use super::lab::{GptLabConfig, Reduction};
+use super::spec::GptSpec;
 use super::text::{Corpus, ExampleKind, Play};
+use crate::optim::ScheduleSpec;
 use crate::ConfigError;
 
 /// The id of the token-count experiment.
@@ -62,16 +66,78 @@ impl GptScenario {
             _ => None,
         }
     }
+}
 
-    /// The token-count experiment's part `part` over `plays` (name, text): its settings and the
-    /// text cut for them, what every engine's lab is built from.
-    pub fn tokens_part(part: &str, plays: &[(String, String)]) -> Result<(GptLabConfig, Corpus), ConfigError> {
-        let config = tokens()
+/// What a learner chooses for the token-count experiment on its page (its sandbox): how the
+/// text is cut, the model, N, the peak learning rate and its warm-up. The rest is the preset's:
+/// a batch of 32 examples, AdamW (0.9, 0.99) with decay 0.1 on the matrices, warm-up then cosine
+/// decay to a tenth over 2,000 steps, clipping at 1, and the three runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GptSettings {
+    pub examples: ExampleKind,
+    pub model: GptSpec,
+    /// N, the micro-batches of the accumulated runs; it divides the batch.
+    pub micro_batches: usize,
+    /// The peak learning rate, reached at the end of the warm-up.
+    pub learning_rate: f64,
+    pub warmup_steps: u32,
+}
+
+impl Default for GptSettings {
+    /// The preset's first part: variable-length lines.
+    fn default() -> Self {
+        Self::of(&GptLabConfig::default())
+    }
+}
+
+impl GptSettings {
+    /// The choices `config` makes.
+    fn of(config: &GptLabConfig) -> Self {
+        let (learning_rate, warmup_steps) = match config.schedule {
+            ScheduleSpec::WarmupCosine {
+                learning_rate,
+                warmup_steps,
+                ..
+            } => (learning_rate, warmup_steps),
+            ScheduleSpec::Constant { learning_rate } => (learning_rate, 0),
+        };
+        Self {
+            examples: config.examples,
+            model: config.model,
+            micro_batches: config.micro_batches,
+            learning_rate,
+            warmup_steps,
+        }
+    }
+
+    /// The experiment's lab settings with these choices, checked.
+    pub fn config(&self) -> Result<GptLabConfig, ConfigError> {
+        let mut config = tokens()
             .parts
             .into_iter()
-            .find(|p| p.label == part)
-            .ok_or_else(|| ConfigError::new("part", format!("the tiny-GPT experiment has no part \"{part}\"")))?
-            .config;
+            .find(|p| p.config.examples == self.examples)
+            .map(|p| p.config)
+            .unwrap_or_default();
+        config.model = self.model;
+        config.micro_batches = self.micro_batches;
+        if let ScheduleSpec::WarmupCosine {
+            learning_rate,
+            warmup_steps,
+            ..
+        } = &mut config.schedule
+        {
+            *learning_rate = self.learning_rate;
+            *warmup_steps = self.warmup_steps;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The lab settings and `plays` (name, text) cut for them: what every engine's lab of the
+    /// token-count experiment is built from.
+    pub fn lab_input(&self, plays: &[(String, String)]) -> Result<(GptLabConfig, Corpus), ConfigError> {
+        let config = self.config()?;
         let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
         let corpus = Corpus::new(&plays, config.examples, config.model.context)?;
         Ok((config, corpus))
@@ -121,5 +187,67 @@ fn memory() -> GptScenario {
         parts,
         steps: MEMORY_TIMED_STEPS,
         experiment: GptExperiment::Memory,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page's settings left alone build exactly the preset's parts; each choice lands in its
+    /// field and nothing else changes.
+    #[test]
+    fn settings_build_the_presets_parts_and_change_only_what_they_name() {
+        let preset = tokens();
+        for part in &preset.parts {
+            let settings = GptSettings {
+                examples: part.config.examples,
+                ..GptSettings::default()
+            };
+            assert_eq!(settings.config().unwrap(), part.config, "{}", part.label);
+        }
+        let chosen = GptSettings {
+            examples: ExampleKind::Blocks,
+            model: GptSpec {
+                layers: 1,
+                embedding: 48,
+                heads: 3,
+                context: 32,
+            },
+            micro_batches: 4,
+            learning_rate: 1e-3,
+            warmup_steps: 10,
+        };
+        let config = chosen.config().unwrap();
+        assert_eq!(GptSettings::of(&config), chosen);
+        let expected = GptLabConfig {
+            examples: ExampleKind::Blocks,
+            model: chosen.model,
+            micro_batches: 4,
+            schedule: ScheduleSpec::WarmupCosine {
+                learning_rate: 1e-3,
+                warmup_steps: 10,
+                total_steps: 2_000,
+                final_fraction: 0.1,
+            },
+            ..preset.parts[1].config.clone()
+        };
+        assert_eq!(config, expected);
+        let text: String = serde_json::to_string(&chosen).unwrap();
+        assert_eq!(serde_json::from_str::<GptSettings>(&text).unwrap(), chosen);
+    }
+
+    #[test]
+    fn settings_the_lab_cannot_train_are_refused_by_field() {
+        let field = |change: fn(&mut GptSettings)| {
+            let mut settings = GptSettings::default();
+            change(&mut settings);
+            settings.config().unwrap_err().field
+        };
+        assert_eq!(field(|s| s.model.embedding = 50), "model.embedding");
+        assert_eq!(field(|s| s.model.layers = 5), "model.layers");
+        assert_eq!(field(|s| s.micro_batches = 3), "micro_batches");
+        assert_eq!(field(|s| s.learning_rate = 0.0), "schedule.learning_rate");
+        assert_eq!(field(|s| s.warmup_steps = 2_000), "schedule.warmup_steps");
     }
 }

@@ -43,6 +43,11 @@ impl ExampleKind {
             ExampleKind::Blocks => "blocks",
         }
     }
+
+    /// The kind named `id` ([`ExampleKind::id`]).
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.id() == id)
+    }
 }
 
 /// The characters of the text, sorted: a character's id is its place in the list.
