@@ -1,5 +1,5 @@
-// The benchmark page: the canonical workload on the CPU engine (wasm) and on WebGPU, with the
-// figures as JSON in #bench-result.
+// The benchmark page: the canonical workload and the tiny GPT's on the CPU engine (wasm) and on
+// WebGPU, with the figures as JSON in #bench-result.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
@@ -8,11 +8,11 @@ import { withAppAndBrowser, artifactsDir, expectAccessible } from '../harness.mj
 
 const app = withAppAndBrowser();
 
-test('the bench page measures CPU and WebGPU engines', { timeout: 240_000 }, async () => {
+test('the bench page measures CPU and WebGPU engines, the MLP and the tiny GPT', { timeout: 300_000 }, async () => {
   const page = await app.browser.newPage();
   await page.goto(`${app.server.url}?view=bench`);
   const result = page.locator('#bench-result[data-done="true"]');
-  await result.waitFor({ timeout: 220_000 });
+  await result.waitFor({ timeout: 280_000 });
   const report = JSON.parse(await result.textContent());
   // Every page is checked with axe-core; this one with its figures shown.
   await expectAccessible(page, 'bench page with its figures');
@@ -39,4 +39,14 @@ test('the bench page measures CPU and WebGPU engines', { timeout: 240_000 }, asy
     const times = expected === 'cpu-wasm-f32' ? gpu / cpu : cpu / gpu;
     assert.ok(Math.abs(choice.times - times) < 1e-9 * times, JSON.stringify({ choice, times }));
   }
+  // The tiny GPT's workload in tokens per second, each case on both engines (the CLI's
+  // `gradlab bench` prints the native figures of the same cases).
+  const gpt = report.tiny_gpt;
+  assert.deepEqual(gpt.errors, []);
+  assert.match(gpt.workload, /2 layers x 64, 4 heads, context 64; Shakespeare, batch 32/);
+  for (const engine of ['cpu-wasm-f32', 'webgpu-f32']) {
+    const cases = gpt.figures.filter((f) => f.engine === engine).map((f) => `${f.examples} ${f.regime}`);
+    assert.deepEqual(cases, ['blocks full batch', 'blocks 8 x 4', 'lines full batch', 'lines 8 x 4'], engine);
+  }
+  for (const f of gpt.figures) assert.ok(f.tokens_per_second > 0 && f.steps >= 1, JSON.stringify(f));
 });

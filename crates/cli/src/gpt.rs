@@ -18,8 +18,9 @@ use gradlab_gpu::context::GpuContext;
 use gradlab_gpu::gpt::lab::MAX_STEPS_PER_ADVANCE;
 use gradlab_gpu::gpt::GptGpuLab;
 use gradlab_gpu::ops::GpuOps;
+use gradlab_sim::gpt::bench::{self, GptBenchCase, GptBenchTiming};
 use gradlab_sim::gpt::export::write_gpt_export;
-use gradlab_sim::gpt::lab::{ExampleOrder, GptLab, GptLabConfig, GptMirror, GptStepPlan, GptStepRecord, Reduction};
+use gradlab_sim::gpt::lab::{GptLab, GptLabConfig, GptMirror, GptStepRecord, Reduction};
 use gradlab_sim::gpt::scenario::{
     GptPart, GptScenario, SAMPLE_CHARS, SAMPLE_PROMPT as PROMPT, SAMPLE_SEED, SAMPLE_TEMPERATURE,
 };
@@ -433,56 +434,30 @@ fn csv<T: Real>(part: &GptPart, lab: &GptLab<T>, out: &mut dyn Write) -> Result<
     Ok(())
 }
 
-/// The bench's tiny-GPT figures: predicted characters per second of the CPU engine in f32 and
-/// of the GPU engine, the default model and batch (32 examples), on fixed blocks (the workload
-/// of `scripts/pytorch_gpt.py`) and on lines, as one full batch and as 8 micro-batches of 4 (one
-/// run, no comparison pass, no validation).
+/// The bench's tiny-GPT figures (`sim::gpt::bench`, the workload the bench page times too):
+/// predicted tokens per second of the CPU engine in f32 and of the GPU engine, at least `steps`
+/// steps each.
 pub fn bench(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
-    let base = GptLabConfig {
-        eval_every: 0,
-        compare: false,
-        ..GptLabConfig::default()
-    };
-    let model = format!(
-        "{} layers x {}, {} heads, context {}; Shakespeare, batch {}",
-        base.model.layers, base.model.embedding, base.model.heads, base.model.context, base.batch
-    );
-    let accumulated = format!("{} x {}", base.micro_batches, base.batch / base.micro_batches);
-    let rows = [
-        (ExampleKind::Blocks, Reduction::FullBatch, "full batch"),
-        (ExampleKind::Blocks, Reduction::WindowTokens, accumulated.as_str()),
-        (ExampleKind::Lines, Reduction::FullBatch, "full batch"),
-        (ExampleKind::Lines, Reduction::WindowTokens, accumulated.as_str()),
-    ];
-    let config = |examples: ExampleKind, reduction: Reduction| GptLabConfig {
-        examples,
-        runs: vec![reduction],
-        ..base.clone()
-    };
-    let print = |out: &mut dyn Write, examples: ExampleKind, label: &str, tokens: usize, seconds: f64| {
+    let model = bench::workload();
+    let print = |out: &mut dyn Write, case: GptBenchCase, timing: GptBenchTiming| {
         writeln!(
             out,
-            "  {:<6} {label:<12} {:>9.0} tokens/s  ({:.1} optimizer steps/s, {} steps)",
-            examples.id(),
-            tokens as f64 / seconds,
-            steps as f64 / seconds,
-            steps
+            "  {:<6} {:<12} {:>9.0} tokens/s  ({:.1} optimizer steps/s, {} steps)",
+            case.examples.id(),
+            case.regime(),
+            timing.tokens_per_second(),
+            timing.steps_per_second(),
+            timing.steps
         )
     };
     if engines != Engines::Gpu {
         writeln!(out, "tiny GPT, CPU f32 ({model}):")?;
-        for (examples, reduction, label) in rows {
-            let mut lab = lab::<f32>(&config(examples, reduction))?;
-            for _ in 0..3 {
-                lab.step(); // warm the workspace
-            }
-            let mut tokens = 0;
-            let start = now();
-            for _ in 0..steps {
-                lab.step();
-                tokens += lab.window().iter().map(|m| m.tokens).sum::<usize>();
-            }
-            print(out, examples, label, tokens, start.elapsed().as_secs_f64())?;
+        let clock = now();
+        let now_ms = || clock.elapsed().as_secs_f64() * 1000.0;
+        for case in GptBenchCase::ALL {
+            let corpus = corpus(case.examples, case.config().model.context)?;
+            let timing = bench::time_cpu(case, corpus, steps, 0.0, &now_ms)?;
+            print(out, case, timing)?;
         }
     }
     if engines != Engines::Cpu {
@@ -499,11 +474,11 @@ pub fn bench(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
             "tiny GPT, GPU {} ({}) ({model}):",
             context.adapter_name, context.backend
         )?;
-        for (examples, reduction, label) in rows {
-            let config = config(examples, reduction);
-            let corpus = corpus(examples, config.model.context)?;
-            let mut lab = GptGpuLab::new(&context, ops.clone(), config, corpus)?;
-            pollster::block_on(lab.advance(3))?; // compile the kernels, warm the device
+        for case in GptBenchCase::ALL {
+            let config = case.config();
+            let corpus = corpus(case.examples, config.model.context)?;
+            let mut lab = GptGpuLab::new(&context, ops.clone(), config.clone(), corpus.clone())?;
+            pollster::block_on(lab.advance(bench::GPT_BENCH_WARM_UP_STEPS))?; // compile the kernels, warm the device
             let start = now();
             let mut left = steps;
             while left > 0 {
@@ -512,29 +487,19 @@ pub fn bench(steps: u64, engines: Engines, out: &mut dyn Write) -> Result<()> {
                 pollster::block_on(lab.advance(chunk))?;
                 left -= lab.step_count() - before;
             }
-            let seconds = start.elapsed().as_secs_f64();
+            let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
             // The windows of the timed steps: the same example order as the CPU engine's.
-            let tokens = timed_tokens(&base, examples, 3, steps)?;
-            print(out, examples, label, tokens, seconds)?;
+            let tokens = bench::timed_tokens(&config, &corpus, bench::GPT_BENCH_WARM_UP_STEPS, steps);
+            print(
+                out,
+                case,
+                GptBenchTiming {
+                    steps,
+                    tokens,
+                    elapsed_ms,
+                },
+            )?;
         }
     }
     Ok(())
-}
-
-/// Predicted tokens of steps `skip..skip + steps` of the shared example order.
-fn timed_tokens(base: &GptLabConfig, examples: ExampleKind, skip: u64, steps: u64) -> Result<usize> {
-    let config = GptLabConfig {
-        examples,
-        ..base.clone()
-    };
-    let corpus = corpus(examples, config.model.context)?;
-    let mut order = ExampleOrder::new(config.seed, corpus.train.len());
-    let mut tokens = 0;
-    for step in 0..skip + steps {
-        let batch = order.next_batch(config.batch);
-        if step >= skip {
-            tokens += GptStepPlan::new(&config, &corpus, step, batch).window_tokens;
-        }
-    }
-    Ok(tokens)
 }

@@ -2,11 +2,13 @@
 //! experiment built from plays the page sends, trained between turns of the worker's event loop,
 //! and sampled. Its own wasm, so that the Lab's CPU worker carries none of this.
 
+use gradlab_sim::gpt::bench::{self, GptBenchCase};
 use gradlab_sim::gpt::lab::GptLab;
 use gradlab_sim::gpt::memory::measure;
 use gradlab_sim::gpt::scenario::GptSettings;
+use gradlab_sim::gpt::text::{Corpus, Play};
 
-use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training};
+use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training, BENCH_MEASURE_MS};
 
 /// The longest sample a page may ask for (a sample recomputes the context at each character).
 pub const MAX_SAMPLE_CHARS: usize = 400;
@@ -110,6 +112,7 @@ impl Serve for GptWorkerLab {
                         "no step to look inside yet, or examples or weights that are not this lab's".to_string()
                     })
             }),
+            ToWorker::BenchGpt { plays } => bench_gpt(&plays),
             _ => Err(ONLY_GPT.to_string()),
         };
         answer.unwrap_or_else(|message| FromWorker::Failed { message })
@@ -139,6 +142,25 @@ impl Serve for GptWorkerLab {
             },
         }
     }
+}
+
+/// Every case of the tiny GPT's benchmark on this engine (the CPU engine at f32, in wasm in the
+/// page's worker), each for at least [`BENCH_MEASURE_MS`].
+fn bench_gpt(plays: &[(String, String)]) -> Result<FromWorker, String> {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "web_time::Instant is std's natively (what the lint sees) and performance.now() on wasm"
+    )]
+    let start = web_time::Instant::now();
+    let now_ms = || start.elapsed().as_secs_f64() * 1000.0;
+    let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
+    let mut timings = Vec::new();
+    for case in GptBenchCase::ALL {
+        let corpus = Corpus::new(&plays, case.examples, case.config().model.context).map_err(|e| e.to_string())?;
+        let timing = bench::time_cpu(case, corpus, 1, BENCH_MEASURE_MS, &now_ms).map_err(|e| e.to_string())?;
+        timings.push(timing);
+    }
+    Ok(FromWorker::GptBenched { timings })
 }
 
 #[cfg(test)]
@@ -328,6 +350,35 @@ mod tests {
             matches!(answer, FromWorker::Failed { ref message } if message.contains("no tiny-GPT")),
             "{answer:?}"
         );
+    }
+
+    /// The bench request times every case of the shared workload, counting the tokens the lab
+    /// trained, with no lab built first.
+    #[test]
+    fn the_worker_times_the_tiny_gpt_benchmark() {
+        let plays = vec![("macbeth".to_string(), MACBETH.to_string())];
+        let FromWorker::GptBenched { timings } = ask(&mut GptWorkerLab::default(), ToWorker::BenchGpt { plays }) else {
+            panic!("bench")
+        };
+        assert_eq!(timings.len(), GptBenchCase::ALL.len());
+        for (case, timing) in GptBenchCase::ALL.iter().zip(&timings) {
+            assert!(timing.steps >= 1 && timing.elapsed_ms >= BENCH_MEASURE_MS, "{timing:?}");
+            assert!(timing.tokens_per_second() > 0.0);
+            let config = case.config();
+            let corpus = Corpus::new(
+                &[Play {
+                    name: "macbeth",
+                    text: MACBETH,
+                }],
+                case.examples,
+                config.model.context,
+            )
+            .expect("corpus");
+            assert_eq!(
+                timing.tokens,
+                bench::timed_tokens(&config, &corpus, bench::GPT_BENCH_WARM_UP_STEPS, timing.steps)
+            );
+        }
     }
 
     /// Each kind of worker refuses the other's requests with a message.

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use gradlab_sim::backend::TrainingBackend;
+use gradlab_sim::gpt::bench::GptBenchTiming;
 use gradlab_sim::gpt::lab::{GptUpdate, Reduction};
 use gradlab_sim::gpt::memory::GptMemoryRow;
 use gradlab_sim::gpt::scenario::GptSettings;
@@ -70,6 +71,9 @@ pub enum ToWorker {
         batch: Vec<usize>,
         weights: Option<Vec<Vec<f32>>>,
     },
+    /// The tiny GPT's benchmark (`gpt::bench`), every case for at least
+    /// [`BENCH_MEASURE_MS`] over these plays; needs no built lab.
+    BenchGpt { plays: Vec<(String, String)> },
 }
 
 /// What the page shows of a tiny-GPT lab before it trains.
@@ -118,6 +122,10 @@ pub enum FromWorker {
     },
     GptTraced {
         trace: GptStepTrace,
+    },
+    /// One timing per case of `GptBenchCase::ALL`, in its order.
+    GptBenched {
+        timings: Vec<GptBenchTiming>,
     },
     /// The request failed with this message (an experiment the engine cannot run, a message
     /// it cannot read); the page shows it.
@@ -266,6 +274,7 @@ impl WorkerLab {
             | ToWorker::SampleGpt { .. }
             | ToWorker::AdvanceGpt { .. }
             | ToWorker::MeasureGptMemory { .. }
+            | ToWorker::BenchGpt { .. }
             | ToWorker::TraceGpt { .. } => Err(gpt::NOT_HERE.to_string()),
             ToWorker::Advance { .. } | ToWorker::Stop => Err("a step request was not handled".to_string()),
         };

@@ -1,7 +1,9 @@
 //! The benchmark page (`?view=bench` or `?bench`): the canonical workload on the CPU engine in
 //! wasm (in its Web Worker, where the Lab trains it; on the page's thread only where no worker
-//! starts) and on WebGPU, with metrics read back in bulk and after every step. The figures go into
-//! `#bench-result` as JSON and to the console.
+//! starts) and on WebGPU, with metrics read back in bulk and after every step; then the tiny
+//! GPT's workload (`sim::gpt::bench`, as `gradlab bench` times it natively) in tokens per second
+//! on the CPU engine in its worker and on WebGPU. The figures go into `#bench-result` as JSON and
+//! to the console.
 
 use std::sync::Arc;
 
@@ -15,9 +17,12 @@ use gradlab_cpu_worker::{
     BENCH_WARM_UP_STEPS as WARM_UP_STEPS,
 };
 use gradlab_gpu::context::GpuContext;
+use gradlab_gpu::gpt::GptGpuLab;
 use gradlab_gpu::ops::GpuOps;
 use gradlab_gpu::workload::GpuWorkload;
 use gradlab_lab_state::engine_choice::Verdict;
+use gradlab_sim::gpt::bench::{self, GptBenchCase, GptBenchTiming};
+use gradlab_sim::gpt::text::{Corpus, Play};
 use gradlab_sim::regime::MetricOps;
 
 use super::worker::CpuWorker;
@@ -47,6 +52,38 @@ struct Choice {
     times: f64,
 }
 
+/// A tiny-GPT figure: predicted tokens per second of one case of `sim::gpt::bench`.
+#[derive(Debug, Serialize)]
+struct GptFigure {
+    engine: &'static str,
+    examples: &'static str,
+    regime: String,
+    steps: u64,
+    tokens_per_second: f64,
+    ms_per_step: f64,
+}
+
+impl GptFigure {
+    fn new(engine: &'static str, case: GptBenchCase, timing: GptBenchTiming) -> Self {
+        Self {
+            engine,
+            examples: case.examples.id(),
+            regime: case.regime(),
+            steps: timing.steps,
+            tokens_per_second: timing.tokens_per_second(),
+            ms_per_step: timing.elapsed_ms / timing.steps.max(1) as f64,
+        }
+    }
+}
+
+/// The tiny GPT's figures on both engines (`gradlab bench` prints the native CPU engine's).
+#[derive(Debug, Serialize)]
+struct GptReport {
+    workload: String,
+    figures: Vec<GptFigure>,
+    errors: Vec<String>,
+}
+
 #[derive(Debug, Serialize)]
 struct BenchReport {
     workload: &'static str,
@@ -54,6 +91,7 @@ struct BenchReport {
     gpu_error: Option<String>,
     figures: Vec<Figure>,
     lab_would_choose: Vec<Choice>,
+    tiny_gpt: GptReport,
 }
 
 fn lab_choices(figures: &[Figure]) -> Vec<Choice> {
@@ -166,6 +204,83 @@ async fn gpu_figure(
     Ok(figure)
 }
 
+/// The tiny GPT on the CPU engine in its own worker (as its page trains it) and on WebGPU.
+async fn gpt_report(gpu: Option<(&GpuContext, &Arc<GpuOps>)>) -> GptReport {
+    let mut report = GptReport {
+        workload: bench::workload(),
+        figures: Vec::new(),
+        errors: Vec::new(),
+    };
+    let plays = match super::gpt::fetch_plays().await {
+        Ok(plays) => plays,
+        Err(error) => {
+            report.errors.push(format!("the plays: {error}"));
+            return report;
+        }
+    };
+    let cpu = async {
+        let worker = CpuWorker::spawn_gpt().await?;
+        match worker
+            .request(&ToWorker::BenchGpt { plays: plays.clone() }, &|| true)
+            .await?
+        {
+            FromWorker::GptBenched { timings } => Ok(timings),
+            FromWorker::Failed { message } => Err(message),
+            other => Err(format!("the tiny GPT's worker answered {other:?}")),
+        }
+    };
+    match cpu.await {
+        Ok(timings) => {
+            for (case, timing) in GptBenchCase::ALL.into_iter().zip(timings) {
+                report.figures.push(GptFigure::new(CPU_ENGINE, case, timing));
+            }
+        }
+        Err(error) => report.errors.push(format!("CPU engine: {error}")),
+    }
+    if let Some((context, ops)) = gpu {
+        for case in GptBenchCase::ALL {
+            match gpu_gpt_timing(context, ops, case, &plays).await {
+                Ok(timing) => report.figures.push(GptFigure::new(GPU_ENGINE, case, timing)),
+                Err(error) => report.errors.push(format!("WebGPU: {error}")),
+            }
+        }
+    }
+    report
+}
+
+/// One case on WebGPU for at least [`MEASURE_MS`], as the page trains it: several steps per
+/// submission, read back once per advance.
+async fn gpu_gpt_timing(
+    context: &GpuContext,
+    ops: &Arc<GpuOps>,
+    case: GptBenchCase,
+    plays: &[(String, String)],
+) -> Result<GptBenchTiming, String> {
+    let config = case.config();
+    let texts: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
+    let corpus = Corpus::new(&texts, case.examples, config.model.context).map_err(|e| e.to_string())?;
+    let mut lab = GptGpuLab::new(context, ops.clone(), config.clone(), corpus.clone()).map_err(|e| e.to_string())?;
+    lab.advance(bench::GPT_BENCH_WARM_UP_STEPS)
+        .await
+        .map_err(|e| e.to_string())?;
+    let start = now_ms();
+    let before = lab.step_count();
+    while lab.step_count() == before || now_ms() - start < MEASURE_MS {
+        lab.advance(GPT_STEPS_PER_ADVANCE).await.map_err(|e| e.to_string())?;
+    }
+    let elapsed_ms = now_ms() - start;
+    let steps = lab.step_count() - before;
+    let tokens = bench::timed_tokens(&config, &corpus, bench::GPT_BENCH_WARM_UP_STEPS, steps);
+    Ok(GptBenchTiming {
+        steps,
+        tokens,
+        elapsed_ms,
+    })
+}
+
+/// Steps per WebGPU advance of the tiny GPT (its page's pace).
+const GPT_STEPS_PER_ADVANCE: u64 = 2;
+
 async fn run_bench() -> BenchReport {
     let mut report = BenchReport {
         workload: "spiral 3x300, MLP 2-64-64-3 ReLU, SGD lr 0.1, B = 256; training steps only",
@@ -173,6 +288,11 @@ async fn run_bench() -> BenchReport {
         gpu_error: None,
         figures: Vec::new(),
         lab_would_choose: Vec::new(),
+        tiny_gpt: GptReport {
+            workload: bench::workload(),
+            figures: Vec::new(),
+            errors: Vec::new(),
+        },
     };
     let worker = CpuWorker::spawn().await;
     if let Err(e) = &worker {
@@ -185,7 +305,10 @@ async fn run_bench() -> BenchReport {
         }
     }
     match GpuContext::new().await {
-        Err(error) => report.gpu_error = Some(error.to_string()),
+        Err(error) => {
+            report.gpu_error = Some(error.to_string());
+            report.tiny_gpt = gpt_report(None).await;
+        }
         Ok(context) => {
             report.adapter = Some(context.adapter_name.clone());
             let ops = GpuOps::shared(&context);
@@ -197,6 +320,7 @@ async fn run_bench() -> BenchReport {
                     }
                 }
             }
+            report.tiny_gpt = gpt_report(Some((&context, &ops))).await;
         }
     }
     report.lab_would_choose = lab_choices(&report.figures);

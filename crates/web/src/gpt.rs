@@ -733,7 +733,7 @@ fn SamplesView(signals: Signals) -> impl IntoView {
 }
 
 /// The four plays' texts, fetched beside the page.
-async fn fetch_plays() -> Result<Vec<(String, String)>, String> {
+pub(crate) async fn fetch_plays() -> Result<Vec<(String, String)>, String> {
     let mut plays = Vec::with_capacity(PLAYS.len());
     for name in PLAYS {
         let url = browser::api_url(&format!("shakespeare/{name}.txt"));

@@ -3,6 +3,7 @@
 //! padded examples is divided across accumulated micro-batches).
 
 pub mod attention;
+pub mod bench;
 pub mod export;
 pub mod gelu;
 pub mod lab;
