@@ -136,6 +136,12 @@ test('on fixed blocks all three agree, in Spanish on a phone', async () => {
   const memoryVerdict = page.getByTestId('gpt-memory-verdict');
   assert.equal(await memoryVerdict.getAttribute('data-answer'), 'nth');
   assert.match(await memoryVerdict.textContent(), /^Correcto\. Con 8 microlotes una pasada guarda el 12,5 %/);
+  // The sandbox's form, opened, on a phone in Spanish.
+  await page.getByTestId('gpt-settings').locator('summary').click();
+  await page.getByTestId('gpt-control-lr').fill('7');
+  await page.getByTestId('gpt-settings-apply').click();
+  await page.getByTestId('gpt-settings').locator('[data-control=lr] .field-error').filter({ hasText: /Elige un valor/ }).waitFor();
+  await page.getByTestId('gpt-settings').screenshot({ path: `${artifactsDir}/gpt-settings-es-phone.png` });
   await expectAccessible(page, 'the tiny GPT page in Spanish on a phone');
   await screenshot(page, 'gpt-blocks-es-phone');
   assert.deepEqual(page.errors, []);

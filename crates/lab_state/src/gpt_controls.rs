@@ -3,6 +3,7 @@
 //! parameter, its checks and a message for the form, so that a shared link trains the same model
 //! and a bad value never blocks the page.
 
+use crate::controls::ControlValue;
 use gradlab_i18n::Msg;
 use gradlab_route::{bad_parameter, UrlParams};
 use gradlab_sim::gpt::lab::GptLabConfig;
@@ -122,8 +123,8 @@ impl GptControl {
             }
             GptControl::LearningRate => {
                 let (low, high) = LEARNING_RATE_RANGE;
-                next.learning_rate = text
-                    .parse::<f64>()
+                // The Lab's reader of decimals: a decimal comma is read as a point.
+                next.learning_rate = <f64 as ControlValue>::parse(text)
                     .ok()
                     .filter(|v| (low..=high).contains(v))
                     .ok_or_else(|| range_error(low, high))?;
@@ -299,6 +300,7 @@ mod tests {
             ("lr=0", "lr"),
             ("lr=NaN", "lr"),
             ("lr=1", "lr"),
+            ("lr=0,5", "lr"),
             ("warmup=-1", "warmup"),
             ("warmup=5000", "warmup"),
             ("data=paragraphs", "data"),
@@ -336,6 +338,11 @@ mod tests {
         assert_eq!(
             english.msg(&marked[0].1),
             "The width must be a multiple of the 3 heads."
+        );
+        // A decimal comma, as the Spanish page writes numbers, is read as a point.
+        assert_eq!(
+            GptControl::LearningRate.set(&preset, "0,002").unwrap().learning_rate,
+            0.002
         );
         let fixed = GptControl::Width.set(&three_heads, "48").unwrap();
         assert!(errors(&fixed).is_empty());

@@ -367,9 +367,15 @@ where
     let optimizer = msg(&Msg::new("gpt-settings-optimizer")
         .arg("batch", preset.batch)
         .arg("total", total_steps));
-    let changed = move || settings.with(|s| gpt_controls::url_parameters(s).iter().any(|(_, v)| v.is_some()));
+    // Open from the start on a link with a model of the learner's own (the Examples radio is
+    // outside the form); after that, the learner opens and closes it.
+    let own_model = settings.with_untracked(|s| {
+        gpt_controls::url_parameters(s)
+            .iter()
+            .any(|(key, value)| *key != GptControl::Data.key() && value.is_some())
+    });
     view! {
-        <details class="gpt-settings controls" data-testid="gpt-settings" open=changed>
+        <details class="gpt-settings controls" data-testid="gpt-settings" open=own_model>
             <summary>{tr("gpt-settings-title")}</summary>
             <p>{tr("gpt-settings-intro")}</p>
             <form on:submit=submit novalidate=true>
