@@ -6,7 +6,7 @@ use gradlab_sim::gpt::bench::{self, GptBenchCase};
 use gradlab_sim::gpt::lab::GptLab;
 use gradlab_sim::gpt::memory::measure;
 use gradlab_sim::gpt::scenario::GptSettings;
-use gradlab_sim::gpt::text::{Corpus, Play};
+use gradlab_sim::gpt::text::Corpus;
 
 use crate::{FromWorker, GptBuilt, Serve, ToWorker, Training, BENCH_MEASURE_MS};
 
@@ -153,10 +153,10 @@ fn bench_gpt(plays: &[(String, String)]) -> Result<FromWorker, String> {
     )]
     let start = web_time::Instant::now();
     let now_ms = || start.elapsed().as_secs_f64() * 1000.0;
-    let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
     let mut timings = Vec::new();
     for case in GptBenchCase::ALL {
-        let corpus = Corpus::new(&plays, case.examples, case.config().model.context).map_err(|e| e.to_string())?;
+        let corpus =
+            Corpus::from_named(plays, case.examples, case.config().model.context).map_err(|e| e.to_string())?;
         let timing = bench::time_cpu(case, corpus, 1, BENCH_MEASURE_MS, &now_ms).map_err(|e| e.to_string())?;
         timings.push(timing);
     }

@@ -141,6 +141,42 @@ impl GptControl {
     }
 }
 
+/// The controls of the page's settings form, in its order: all but the cut of the text, which
+/// the page sets apart (its Examples radio, effective at once).
+pub const FORM_CONTROLS: [GptControl; 7] = [
+    GptControl::Layers,
+    GptControl::Heads,
+    GptControl::Width,
+    GptControl::Context,
+    GptControl::MicroBatches,
+    GptControl::LearningRate,
+    GptControl::Warmup,
+];
+
+/// `base` with each control set from the text the form holds for it, in order, or every
+/// problem beside its control: a value's own, then the rules between controls for those whose
+/// own value was fine.
+pub fn from_texts(base: &GptSettings, texts: &[(GptControl, String)]) -> Result<GptSettings, Vec<(GptControl, Msg)>> {
+    let mut settings = *base;
+    let mut problems = Vec::new();
+    for (control, text) in texts {
+        match control.set(&settings, text) {
+            Ok(next) => settings = next,
+            Err(problem) => problems.push((*control, problem)),
+        }
+    }
+    for (control, problem) in errors(&settings) {
+        if !problems.iter().any(|(c, _)| *c == control) {
+            problems.push((control, problem));
+        }
+    }
+    if problems.is_empty() {
+        Ok(settings)
+    } else {
+        Err(problems)
+    }
+}
+
 /// The range the Lab offers for one of the model's sizes (`gpt::spec::LIMITS`).
 fn limit(name: &str) -> std::ops::RangeInclusive<usize> {
     LIMITS
@@ -354,6 +390,42 @@ mod tests {
                 control.key()
             );
         }
+    }
+
+    /// The form's texts: every problem at once, each beside its control, and the settings
+    /// once none is left.
+    #[test]
+    fn the_forms_texts_give_the_settings_or_every_problem() {
+        let preset = GptSettings::default();
+        let texts = |pairs: &[(GptControl, &str)]| -> Vec<(GptControl, String)> {
+            pairs.iter().map(|(c, t)| (*c, t.to_string())).collect()
+        };
+        let problems = from_texts(
+            &preset,
+            &texts(&[
+                (GptControl::Heads, "3"),
+                (GptControl::Width, "32"),
+                (GptControl::LearningRate, "0.5"),
+            ]),
+        )
+        .unwrap_err();
+        let marked: Vec<GptControl> = problems.iter().map(|(c, _)| *c).collect();
+        assert_eq!(marked, [GptControl::LearningRate, GptControl::Width]);
+        let settings = from_texts(
+            &preset,
+            &texts(&[
+                (GptControl::Heads, "3"),
+                (GptControl::Width, "48"),
+                (GptControl::LearningRate, "0,002"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            (settings.model.heads, settings.model.embedding, settings.learning_rate),
+            (3, 48, 0.002)
+        );
+        assert!(!FORM_CONTROLS.contains(&GptControl::Data));
+        assert_eq!(FORM_CONTROLS.len() + 1, GptControl::ALL.len());
     }
 
     #[test]

@@ -479,12 +479,13 @@ impl Attempt {
                 (id, answers)
             })
             .collect();
-        let first_open = bank
+        let mut attempt = Self::from_recorded(bank, self.seed, 0, recorded);
+        attempt.current = bank
             .questions
             .iter()
-            .position(|q| !recorded.iter().any(|(id, _)| *id == q.id))
+            .position(|q| !attempt.progress.contains_key(&q.id))
             .unwrap_or(0);
-        Self::from_recorded(bank, self.seed, first_open, recorded)
+        attempt
     }
 
     /// Takes in the answers another page (a second tab) saved for this attempt, so that neither

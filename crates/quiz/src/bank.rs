@@ -426,4 +426,24 @@ mod tests {
             "not asked in version 1"
         );
     }
+
+    /// A version adds its questions after the older ones: an LMS numbers its interactions by
+    /// place in the quiz (interaction n is question n + 1), so a course that updates its package
+    /// keeps each recorded interaction on the same question.
+    #[test]
+    fn each_version_keeps_the_questions_of_the_one_before_in_their_places() {
+        let versions: Vec<u8> = QuestionBank::shipped_versions().collect();
+        for pair in versions.windows(2) {
+            let older = QuestionBank::shipped(pair[0], Language::English).unwrap();
+            let newer = QuestionBank::shipped(pair[1], Language::English).unwrap();
+            let ids = |bank: &QuestionBank| bank.questions.iter().map(|q| q.id.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                ids(&newer)[..older.questions.len()],
+                ids(&older)[..],
+                "version {} reorders version {}",
+                pair[1],
+                pair[0]
+            );
+        }
+    }
 }

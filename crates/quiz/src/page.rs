@@ -22,6 +22,8 @@ pub enum Restored {
         attempt: Attempt,
         /// The version it was saved under.
         from: u8,
+        /// The questions this version asks that the older one did not ask so (new or changed).
+        new_questions: usize,
     },
 }
 
@@ -62,7 +64,8 @@ pub fn restore_local(bank: &QuestionBank, load: impl Fn(&str) -> Option<String>)
 }
 
 impl Restored {
-    /// `saved`, progress saved under the older bank version `from`, carried into `bank`.
+    /// `saved`, progress saved under the older bank version `from`, carried into `bank`; a save
+    /// without a single answer is nothing to carry (a new attempt, with no notice).
     pub fn carried_over(bank: &QuestionBank, from: u8, saved: &str) -> Self {
         let older = match QuestionBank::shipped(from, gradlab_i18n::Language::English) {
             Ok(older) => older,
@@ -73,7 +76,13 @@ impl Restored {
             }
         };
         match Attempt::restore(&older, saved) {
+            Ok(attempt) if attempt.progress.is_empty() => Restored::Nothing,
             Ok(attempt) => Restored::CarriedOver {
+                new_questions: bank
+                    .questions
+                    .iter()
+                    .filter(|q| !bank.asks_unchanged(&older, &q.id))
+                    .count(),
                 attempt: attempt.carried_into(&older, bank),
                 from,
             },
@@ -85,12 +94,11 @@ impl Restored {
 }
 
 /// What the page says when it carried progress over from an older bank: how many answers it
-/// kept and how many questions are new.
-pub fn carried_over_notice(bank: &QuestionBank, attempt: &Attempt) -> Msg {
-    let kept = attempt.progress.len();
+/// kept and how many questions are new (or changed) since.
+pub fn carried_over_notice(attempt: &Attempt, new_questions: usize) -> Msg {
     Msg::new("quiz-carried-over")
-        .arg("kept", kept)
-        .arg("new", bank.questions.len().saturating_sub(kept))
+        .arg("kept", attempt.progress.len())
+        .arg("new", new_questions)
 }
 
 /// What the page says about a save it could not read: `reason` (already worded) and the key
@@ -133,8 +141,10 @@ impl Opening {
             Restored::Nothing => (fresh(attempt_id), None),
             Restored::Attempt(attempt) if attempt.attempt_id.is_some() => (attempt, None),
             Restored::Attempt(attempt) => (attempt.with_attempt_id(attempt_id), None),
-            Restored::CarriedOver { attempt, .. } => {
-                carried_over = Some(carried_over_notice(bank, &attempt));
+            Restored::CarriedOver {
+                attempt, new_questions, ..
+            } => {
+                carried_over = Some(carried_over_notice(&attempt, new_questions));
                 (attempt.with_attempt_id(attempt_id), None)
             }
             Restored::Unreadable { reason } => (fresh(attempt_id), Some(reason)),
@@ -507,7 +517,12 @@ mod tests {
         let load = |key: &str| (key == storage_key(1)).then(|| saved.clone());
         let (restored, key, text) = restore_local(&current, load);
         assert_eq!((key.as_str(), text.as_str()), (storage_key(1).as_str(), saved.as_str()));
-        let Restored::CarriedOver { attempt, from } = restored.clone() else {
+        let Restored::CarriedOver {
+            attempt,
+            from,
+            new_questions,
+        } = restored.clone()
+        else {
             panic!("{restored:?}")
         };
         assert_eq!(
@@ -526,6 +541,7 @@ mod tests {
             .filter(|&i| first.question(&current.questions[i].id).is_none())
             .collect();
         assert_eq!(new.len(), current.questions.len() - first.questions.len());
+        assert_eq!(new_questions, new.len());
         assert_eq!(attempt.current, new[0], "it opens at the first new question");
 
         let opening = Opening::new(&current, restored, None, 9, Some(ID.into()));
@@ -568,6 +584,26 @@ mod tests {
         assert!(!attempt.progress.contains_key(&changed.questions[0].id));
         assert_eq!(attempt.progress.len(), first.questions.len() - 1);
         assert_eq!(attempt.current, 0);
+        // A part-done attempt: the notice counts the new questions, not the unanswered ones.
+        let mut part = Attempt::new(&first, 5);
+        for i in 0..5 {
+            part.answer(&first, i, right_answer(&first, i)).unwrap();
+        }
+        let opening = Opening::new(
+            &current,
+            Restored::carried_over(&current, 1, &part.save()),
+            None,
+            9,
+            None,
+        );
+        assert_eq!(
+            opening.carried_over,
+            Some(Msg::new("quiz-carried-over").arg("kept", 5).arg("new", new.len()))
+        );
+        assert_eq!(opening.attempt.current, 5, "the first question without an answer");
+        // An attempt of version 1 that was only opened is nothing to carry: no notice.
+        let opened = Attempt::new(&first, 5).save();
+        assert_eq!(Restored::carried_over(&current, 1, &opened), Restored::Nothing);
 
         // The version's own save wins; an unreadable old save is kept aside under its own key.
         let own = Attempt::new(&current, 3).save();

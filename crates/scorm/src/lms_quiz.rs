@@ -26,7 +26,13 @@ pub fn restore(bank: &QuestionBank, get: impl Fn(&str) -> Option<String>) -> (Re
                 .map_err(|e| SuspendError::Unreadable(e.to_string()))
                 .and_then(|older| Ok((suspend::decode(&older, &saved)?, older)))
             {
+                Ok((Some(attempt), _)) if attempt.progress.is_empty() => Restored::Nothing,
                 Ok((Some(attempt), older)) => Restored::CarriedOver {
+                    new_questions: bank
+                        .questions
+                        .iter()
+                        .filter(|q| !bank.asks_unchanged(&older, &q.id))
+                        .count(),
                     attempt: attempt.carried_into(&older, bank),
                     from,
                 },
@@ -79,8 +85,13 @@ impl LmsQuiz {
 
     /// Whether the page saves as soon as it opens `attempt`: a resumed attempt, or one the LMS
     /// has no result for yet (SCORM 1.2 LMSs otherwise mark a SCO that set no status "completed"
-    /// when it finishes); an earlier result is never undone by a new, empty attempt.
-    pub fn saves_on_open(&self, attempt: &Attempt) -> bool {
+    /// when it finishes); an earlier result is never undone by a new, empty attempt, nor by
+    /// progress `carried_over` from an older package (its new questions are still open: the
+    /// result changes when the learner answers, not when the page opens).
+    pub fn saves_on_open(&self, attempt: &Attempt, carried_over: bool) -> bool {
+        if carried_over {
+            return !self.done_before;
+        }
         !attempt.progress.is_empty() || !self.done_before
     }
 
@@ -157,10 +168,10 @@ mod tests {
             ..done
         };
         let mut attempt = Attempt::new(&b, 1);
-        assert!(!done.saves_on_open(&attempt));
-        assert!(not_done.saves_on_open(&attempt));
+        assert!(!done.saves_on_open(&attempt, false));
+        assert!(not_done.saves_on_open(&attempt, false));
         attempt.answer(&b, 0, right(&b.questions[0].kind)).unwrap();
-        assert!(done.saves_on_open(&attempt));
+        assert!(done.saves_on_open(&attempt, false));
     }
 
     #[test]
@@ -207,12 +218,21 @@ mod tests {
         let suspended = value(&save, SUSPEND_DATA).unwrap();
         let (restored, saved) = restore(&b, lms(&[(SUSPEND_DATA, suspended)]));
         assert_eq!(saved, suspended);
-        let Restored::CarriedOver { attempt, from } = restored else {
+        let Restored::CarriedOver { attempt, from, .. } = restored else {
             panic!("{restored:?}")
         };
         assert_eq!((from, attempt.bank_version), (1, b.version));
         assert_eq!(attempt.progress, old.progress);
         assert!(!attempt.is_complete(&b), "the new questions are open");
+        // The LMS recorded version 1 as passed: opening the new package does not write the
+        // open questions' "incomplete" over it; where it recorded nothing, the page saves.
+        let passed = LmsQuiz::read(ScormVersion::Scorm12, &b, lms(&[("cmi.core.lesson_status", "passed")]));
+        assert!(!passed.saves_on_open(&attempt, true));
+        assert!(
+            passed.saves_on_open(&attempt, false),
+            "a resumed attempt of this version"
+        );
+        assert!(LmsQuiz::read(ScormVersion::Scorm12, &b, lms(&[])).saves_on_open(&attempt, true));
 
         let newer = suspended.replacen(
             &format!("\"b\":{}", first.version),

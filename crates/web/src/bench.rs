@@ -22,7 +22,7 @@ use gradlab_gpu::ops::GpuOps;
 use gradlab_gpu::workload::GpuWorkload;
 use gradlab_lab_state::engine_choice::Verdict;
 use gradlab_sim::gpt::bench::{self, GptBenchCase, GptBenchTiming};
-use gradlab_sim::gpt::text::{Corpus, Play};
+use gradlab_sim::gpt::text::Corpus;
 use gradlab_sim::regime::MetricOps;
 
 use super::worker::CpuWorker;
@@ -257,8 +257,7 @@ async fn gpu_gpt_timing(
     plays: &[(String, String)],
 ) -> Result<GptBenchTiming, String> {
     let config = case.config();
-    let texts: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
-    let corpus = Corpus::new(&texts, case.examples, config.model.context).map_err(|e| e.to_string())?;
+    let corpus = Corpus::from_named(plays, case.examples, config.model.context).map_err(|e| e.to_string())?;
     let mut lab = GptGpuLab::new(context, ops.clone(), config.clone(), corpus.clone()).map_err(|e| e.to_string())?;
     lab.advance(bench::GPT_BENCH_WARM_UP_STEPS)
         .await

@@ -30,14 +30,21 @@ pub(super) fn load_issued(quiz_version: u8) -> Result<Option<IssuedCertificate>,
 }
 
 /// The newest certificate this browser earned, with its quiz version: this version's, else an
-/// older one's (an update of the quiz never hides a certificate already earned).
+/// older one's (an update of the quiz never hides a certificate already earned, nor does a
+/// stored certificate that cannot be read hide an older one that can; that problem is reported
+/// only when no certificate can be shown).
 fn load_newest_issued() -> Result<Option<(u8, IssuedCertificate)>, String> {
+    let mut problem = None;
     for version in QuestionBank::shipped_versions().rev() {
-        if let Some(issued) = load_issued(version)? {
-            return Ok(Some((version, issued)));
+        match load_issued(version) {
+            Ok(Some(issued)) => return Ok(Some((version, issued))),
+            Ok(None) => {}
+            Err(unreadable) => {
+                problem.get_or_insert(unreadable);
+            }
         }
     }
-    Ok(None)
+    problem.map_or(Ok(None), Err)
 }
 
 /// What a certificate of quiz version `version` says was learned, in the page's language.

@@ -272,15 +272,7 @@ fn SettingsView<F>(settings: RwSignal<GptSettings>, apply: F) -> impl IntoView
 where
     F: Fn(GptSettings) + Copy + Send + Sync + 'static,
 {
-    const CONTROLS: [GptControl; 7] = [
-        GptControl::Layers,
-        GptControl::Heads,
-        GptControl::Width,
-        GptControl::Context,
-        GptControl::MicroBatches,
-        GptControl::LearningRate,
-        GptControl::Warmup,
-    ];
+    const CONTROLS: [GptControl; 7] = gpt_controls::FORM_CONTROLS;
     let texts_of = |s: &GptSettings| CONTROLS.map(|c| c.text_of(s));
     let texts = RwSignal::new(texts_of(&settings.get_untracked()));
     let problems = RwSignal::new(Vec::<(GptControl, Msg)>::new());
@@ -291,24 +283,10 @@ where
     });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let mut next = settings.get_untracked();
-        let mut found = Vec::new();
-        for (control, text) in CONTROLS.into_iter().zip(texts.get_untracked()) {
-            match control.set(&next, &text) {
-                Ok(set) => next = set,
-                Err(problem) => found.push((control, problem)),
-            }
-        }
-        // Rules between controls, for those whose own value was fine.
-        let between: Vec<_> = gpt_controls::errors(&next)
-            .into_iter()
-            .filter(|(c, _)| !found.iter().any(|(f, _)| f == c))
-            .collect();
-        found.extend(between);
-        if found.is_empty() {
-            apply(next);
-        } else {
-            problems.set(found);
+        let texts: Vec<(GptControl, String)> = CONTROLS.into_iter().zip(texts.get_untracked()).collect();
+        match gpt_controls::from_texts(&settings.get_untracked(), &texts) {
+            Ok(next) => apply(next),
+            Err(found) => problems.set(found),
         }
     };
     let reset = move |_| {

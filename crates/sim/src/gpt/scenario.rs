@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lab::{GptLabConfig, Reduction};
 use super::spec::GptSpec;
-use super::text::{Corpus, ExampleKind, Play};
+use super::text::{Corpus, ExampleKind};
 use crate::optim::ScheduleSpec;
 use crate::ConfigError;
 
@@ -138,8 +138,7 @@ impl GptSettings {
     /// token-count experiment is built from.
     pub fn lab_input(&self, plays: &[(String, String)]) -> Result<(GptLabConfig, Corpus), ConfigError> {
         let config = self.config()?;
-        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
-        let corpus = Corpus::new(&plays, config.examples, config.model.context)?;
+        let corpus = Corpus::from_named(plays, config.examples, config.model.context)?;
         Ok((config, corpus))
     }
 }

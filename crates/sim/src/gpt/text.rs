@@ -115,6 +115,13 @@ pub struct Corpus {
 const HELD_OUT: usize = 10;
 
 impl Corpus {
+    /// [`Corpus::new`] over `(name, text)` pairs, as a page fetches the plays and a worker
+    /// receives them.
+    pub fn from_named(plays: &[(String, String)], kind: ExampleKind, context: usize) -> Result<Self, ConfigError> {
+        let plays: Vec<Play<'_>> = plays.iter().map(|(name, text)| Play { name, text }).collect();
+        Self::new(&plays, kind, context)
+    }
+
     pub fn new(plays: &[Play<'_>], kind: ExampleKind, context: usize) -> Result<Self, ConfigError> {
         if plays.is_empty() {
             return Err(ConfigError::new("text", "no play to train on"));

@@ -100,7 +100,7 @@ impl Quiz {
     /// new attempt (so a second tab continues it) or a linked question.
     pub fn save_on_open(self, opening: &Opening) {
         let at_once = match self.lms {
-            Some(lms) => lms.saves_on_open(&opening.attempt),
+            Some(lms) => lms.saves_on_open(&opening.attempt, opening.carried_over.is_some()),
             None => opening.saves_locally_at_once(browser::load(&self.storage_key()).is_some()),
         };
         if at_once {
