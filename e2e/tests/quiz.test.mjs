@@ -189,15 +189,18 @@ test('progress saved under the previous quiz version is carried over after an up
   );
   const saved = JSON.stringify({ bank_version: first.version, seed: 5, current: 3, progress, attempt_id: 'old-attempt-0000001' });
   const context = await app.browser.newContext();
+  // The old save is in storage before the page's first script runs (a page opened first would
+  // save a new attempt of its own, at a time that depends on the machine's load).
+  await context.addInitScript(([key, value]) => {
+    if (!sessionStorage.getItem('seeded')) {
+      localStorage.setItem(key, value);
+      sessionStorage.setItem('seeded', 'yes');
+    }
+  }, [`gradlab.quiz.v${first.version}`, saved]);
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${app.server.url}?view=quiz`);
-  await page.evaluate(([key, value]) => {
-    localStorage.clear();
-    localStorage.setItem(key, value);
-  }, [`gradlab.quiz.v${first.version}`, saved]);
-  await page.reload();
   await page.getByTestId('question').waitFor();
   const notice = page.getByRole('status').filter({ hasText: /updated since your last visit/ });
   await notice.waitFor();
