@@ -76,19 +76,27 @@ impl Restored {
             }
         };
         match Attempt::restore(&older, saved) {
-            Ok(attempt) if attempt.progress.is_empty() => Restored::Nothing,
-            Ok(attempt) => Restored::CarriedOver {
-                new_questions: bank
-                    .questions
-                    .iter()
-                    .filter(|q| !bank.asks_unchanged(&older, &q.id))
-                    .count(),
-                attempt: attempt.carried_into(&older, bank),
-                from,
-            },
+            Ok(attempt) => Self::carried(attempt, &older, bank),
             Err(error) => Restored::Unreadable {
                 reason: error.message(),
             },
+        }
+    }
+
+    /// `attempt`, read from a save of the older bank `older` (a browser's or an LMS's),
+    /// carried into `bank`; one without a single answer is nothing to carry.
+    pub fn carried(attempt: Attempt, older: &QuestionBank, bank: &QuestionBank) -> Self {
+        if attempt.progress.is_empty() {
+            return Restored::Nothing;
+        }
+        Restored::CarriedOver {
+            new_questions: bank
+                .questions
+                .iter()
+                .filter(|q| !bank.asks_unchanged(older, &q.id))
+                .count(),
+            attempt: attempt.carried_into(older, bank),
+            from: older.version,
         }
     }
 }

@@ -26,16 +26,7 @@ pub fn restore(bank: &QuestionBank, get: impl Fn(&str) -> Option<String>) -> (Re
                 .map_err(|e| SuspendError::Unreadable(e.to_string()))
                 .and_then(|older| Ok((suspend::decode(&older, &saved)?, older)))
             {
-                Ok((Some(attempt), _)) if attempt.progress.is_empty() => Restored::Nothing,
-                Ok((Some(attempt), older)) => Restored::CarriedOver {
-                    new_questions: bank
-                        .questions
-                        .iter()
-                        .filter(|q| !bank.asks_unchanged(&older, &q.id))
-                        .count(),
-                    attempt: attempt.carried_into(&older, bank),
-                    from,
-                },
+                Ok((Some(attempt), older)) => Restored::carried(attempt, &older, bank),
                 Ok((None, _)) => Restored::Nothing,
                 Err(error) => Restored::Unreadable {
                     reason: error.message(),
