@@ -80,6 +80,18 @@ ensure_web_toolchain() {
   ensure_wasm_bindgen
 }
 
+# A real LTI 1.3 platform for the LTI tests: PyPI's lti1p3platform (pinned with its dependencies
+# in e2e/lti-platform/requirements.txt) in a throwaway virtual environment under target/.
+ensure_lti_platform() {
+  local venv="$ROOT/target/lti-platform-venv"
+  if ! "$venv/bin/python" -c 'import lti1p3platform' 2>/dev/null; then
+    say "installing the LTI 1.3 test platform (lti1p3platform) into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/e2e/lti-platform/requirements.txt"
+  fi
+  export GRADLAB_LTI_PYTHON="$venv/bin/python"
+}
+
 # Prints how many tests skipped part of their work knowingly, and which (see tests/common).
 report_skipped_tests() {
   local file="$1"

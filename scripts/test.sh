@@ -10,6 +10,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 ensure_apt chromium chromium-driver mesa-vulkan-drivers libvulkan1 postgresql unzip
 ensure_web_toolchain
+ensure_lti_platform
 # Playwright, scorm-again (the LMS side of the SCORM tests) and axe-core, as package-lock.json pins.
 if [ ! -d e2e/node_modules/playwright-core ] || [ ! -d e2e/node_modules/scorm-again ] || [ ! -d e2e/node_modules/axe-core ]; then
   say "installing the end-to-end test packages"

@@ -733,3 +733,19 @@ gpt-trace-filling = The buffer holds { $k } of { $n } micro-batches: { $error } 
 gpt-trace-done-exact = The buffer is the full batch's gradient (difference exactly 0): the optimizer takes the full batch's step.
 gpt-trace-done-off = The buffer is { $error } from the full batch's gradient (relative): the optimizer takes another step than the full batch's.
 gpt-trace-at = Traced at step { $step }.
+
+# LTI 1.3: the quiz launched from a course platform.
+lti-session-checking = Checking your course sign-in…
+lti-signed-in = Opened from { $course } on { $platform }, signed in as { $name }.
+lti-graded = When you finish, the Lab grades your first answers itself and sends the score to your course's gradebook.
+lti-ungraded = This activity is not graded in your course; nothing is sent to the gradebook.
+lti-session-expired = Your course sign-in has expired. Your answers stay saved here; to send a grade, open the activity from your course again.
+lti-session-unreachable = The Lab's server could not confirm your course sign-in ({ $reason }).
+lti-grade-sending = Sending your answers to be graded…
+lti-grade-pending = Score { $percent } % recorded on the Lab's server; sending it to your course's gradebook…
+lti-grade-retrying = Score { $percent } % is safe on the Lab's server, but your course has not accepted it yet ({ $reason }). The Lab tries again by itself (next try in { $seconds } s); you may close this page.
+lti-grade-delivered = Your score of { $percent } % has reached your course's gradebook.
+lti-grade-not-graded = Score { $percent } %. Your course asked for no grade, so nothing was sent to it.
+lti-grade-expired = Your course sign-in has expired, so the score was not sent. Open the activity from your course again: your answers are kept.
+lti-grade-failed = The score could not be sent ({ $reason }).
+lti-grade-try-again = Send again

@@ -733,3 +733,19 @@ gpt-trace-filling = El búfer lleva { $k } de { $n } microlotes: a { $error } de
 gpt-trace-done-exact = El búfer es el gradiente del lote completo (diferencia exactamente 0): el optimizador da el paso del lote completo.
 gpt-trace-done-off = El búfer está a { $error } del gradiente del lote completo (relativo): el optimizador da otro paso que el del lote completo.
 gpt-trace-at = Calculado en el paso { $step }.
+
+# LTI 1.3: el cuestionario abierto desde una plataforma de cursos.
+lti-session-checking = Comprobando tu acceso desde el curso…
+lti-signed-in = Abierto desde { $course } en { $platform }, con la sesión de { $name }.
+lti-graded = Al terminar, el Lab califica él mismo tus primeras respuestas y envía la nota al libro de calificaciones de tu curso.
+lti-ungraded = Esta actividad no se califica en tu curso; no se envía nada al libro de calificaciones.
+lti-session-expired = Tu acceso desde el curso ha caducado. Tus respuestas siguen guardadas aquí; para enviar una nota, abre de nuevo la actividad desde tu curso.
+lti-session-unreachable = El servidor del Lab no pudo confirmar tu acceso desde el curso ({ $reason }).
+lti-grade-sending = Enviando tus respuestas para calificarlas…
+lti-grade-pending = Nota de { $percent } % guardada en el servidor del Lab; enviándola al libro de calificaciones de tu curso…
+lti-grade-retrying = La nota de { $percent } % está a salvo en el servidor del Lab, pero tu curso aún no la ha aceptado ({ $reason }). El Lab lo vuelve a intentar solo (próximo intento en { $seconds } s); puedes cerrar esta página.
+lti-grade-delivered = Tu nota de { $percent } % ha llegado al libro de calificaciones de tu curso.
+lti-grade-not-graded = Nota: { $percent } %. Tu curso no pidió calificación, así que no se le envió nada.
+lti-grade-expired = Tu acceso desde el curso ha caducado, así que la nota no se envió. Abre de nuevo la actividad desde tu curso: tus respuestas se conservan.
+lti-grade-failed = No se pudo enviar la nota ({ $reason }).
+lti-grade-try-again = Enviar de nuevo

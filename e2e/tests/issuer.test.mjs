@@ -4,79 +4,18 @@
 // what the learner sees while the issuer is down (then "Try again" once it is back).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { launchBrowser, screenshot, repoRoot, distDir, artifactsDir } from '../harness.mjs';
-import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
+import { launchBrowser, screenshot, artifactsDir } from '../harness.mjs';
+import { bank, passTheQuiz } from '../quiz-helpers.mjs';
+import { GRADLAB, freePort, startIssuer } from '../issuer-helpers.mjs';
 
 const run = promisify(execFile);
-const GRADLAB = process.env.GRADLAB_BIN ?? join(repoRoot, 'target', 'debug', 'gradlab');
 const ISSUER_NAME = 'Gradient Accumulation Lab';
 const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
-
-/** A port nobody listens on right now. */
-async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Starts `gradlab issuer serve`; resolves once it prints that it listens. */
-function startIssuer(port, dataDir) {
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    GRADLAB,
-    [
-      'issuer', 'serve',
-      '--listen', `127.0.0.1:${port}`,
-      '--data-dir', dataDir,
-      '--public-url', url,
-      '--dist', distDir,
-      '--issues-per-minute', '0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const listening = new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => reject(new Error(`the issuer did not start in 60 s:\n${stderr}`)), 60_000);
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const line = stdout.split('\n')[0];
-      if (stdout.includes('\n') && line.startsWith('gradlab issuer listening on')) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`the issuer exited (${code ?? signal}) before listening:\n${stderr}`));
-    });
-  });
-  return listening.then((line) => ({
-    url,
-    line,
-    stderr: () => stderr,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-  }));
-}
 
 const state = {};
 
@@ -95,24 +34,6 @@ after(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   }
 });
-
-/** Answers every question (the first `wrongFirst` wrong at the first try) and opens the result. */
-async function passTheQuiz(page, wrongFirst = 1) {
-  await page.getByTestId('question').waitFor();
-  const total = bank.questions.length;
-  for (let i = 0; i < total; i++) {
-    const question = await currentQuestion(page);
-    if (i < wrongFirst) {
-      await answer(page, question, false);
-      await page.getByTestId('try-again').click();
-    }
-    await answer(page, question, true);
-    if (i + 1 < total) await page.getByTestId('next').click();
-  }
-  await page.getByTestId('see-result').click();
-  assert.equal(await page.getByTestId('result').getAttribute('data-passed'), 'true');
-  return Math.floor((100 * (total - wrongFirst)) / total);
-}
 
 /** Waits until the verify page has a verdict (it shows none while checking) and returns it. */
 async function verdictOf(page) {

@@ -14,6 +14,8 @@ use gradlab_issuer::bench::{self, BenchOptions};
 use gradlab_issuer::client::Client;
 use gradlab_issuer::config::{ServeConfig, DEFAULT_ISSUES_PER_MINUTE};
 use gradlab_issuer::keys::IssuerKey;
+use gradlab_issuer::lti::launch::Platform;
+use gradlab_issuer::lti::tool_key::ToolKey;
 use gradlab_issuer::server;
 use gradlab_issuer::store::{Revocation, Store};
 use gradlab_issuer::{now_rfc3339, today};
@@ -41,6 +43,9 @@ pub enum IssuerCommand {
         #[arg(long)]
         data_dir: PathBuf,
     },
+    /// LTI 1.3: register course platforms (Moodle, Canvas, Open edX...) and rotate the tool's key.
+    #[command(subcommand)]
+    Lti(LtiCommand),
     /// Measure issuances and look-ups per second (p50 / p99) against a fresh issuer on loopback.
     Bench {
         /// PostgreSQL URL; without it, SQLite in a temporary directory.
@@ -53,6 +58,43 @@ pub enum IssuerCommand {
         issuances: usize,
         #[arg(long, default_value_t = 20000)]
         lookups: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LtiCommand {
+    /// Register a platform by hand (for platforms without Dynamic Registration), with one of
+    /// its deployments; run again to add a deployment or change its URLs.
+    AddPlatform {
+        #[command(flatten)]
+        storage: StorageArgs,
+        /// The platform's issuer identifier (`iss` of its tokens).
+        #[arg(long)]
+        issuer: String,
+        /// The client ID the platform gave this tool.
+        #[arg(long)]
+        client_id: String,
+        #[arg(long)]
+        deployment_id: String,
+        /// The platform's OIDC authorization endpoint.
+        #[arg(long)]
+        auth_login_url: String,
+        /// The platform's OAuth 2 token endpoint (for posting grades).
+        #[arg(long)]
+        auth_token_url: String,
+        /// The platform's public key set (JWKS).
+        #[arg(long)]
+        keyset_url: String,
+    },
+    /// List the registered platforms and their deployments.
+    Platforms {
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Move the tool's RSA key aside and create a new one (the old stays published).
+    RotateKey {
+        #[arg(long)]
+        data_dir: PathBuf,
     },
 }
 
@@ -167,6 +209,7 @@ pub fn run(command: IssuerCommand, out: &mut dyn Write) -> Result<()> {
                 None => writeln!(out, "new signing key {}", new.key_id())?,
             }
         }
+        IssuerCommand::Lti(command) => run_lti(command, out)?,
         IssuerCommand::Bench {
             database_url,
             clients,
@@ -185,6 +228,94 @@ pub fn run(command: IssuerCommand, out: &mut dyn Write) -> Result<()> {
                 },
                 out,
             )?;
+        }
+    }
+    Ok(())
+}
+
+fn checked_url(flag: &str, url: &str) -> Result<String> {
+    let parsed = url::Url::parse(url.trim()).map_err(|e| anyhow!("--{flag} \"{url}\" is not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        bail!("--{flag} \"{url}\" must be an http(s) URL with a host");
+    }
+    Ok(url.trim().to_string())
+}
+
+fn run_lti(command: LtiCommand, out: &mut dyn Write) -> Result<()> {
+    match command {
+        LtiCommand::AddPlatform {
+            storage,
+            issuer,
+            client_id,
+            deployment_id,
+            auth_login_url,
+            auth_token_url,
+            keyset_url,
+        } => {
+            for (flag, value) in [
+                ("issuer", &issuer),
+                ("client-id", &client_id),
+                ("deployment-id", &deployment_id),
+            ] {
+                if value.trim().is_empty() || value.len() > 255 {
+                    bail!("--{flag} must be 1 to 255 characters");
+                }
+            }
+            let platform = Platform {
+                issuer: issuer.trim().to_string(),
+                client_id: client_id.trim().to_string(),
+                auth_login_url: checked_url("auth-login-url", &auth_login_url)?,
+                auth_token_url: checked_url("auth-token-url", &auth_token_url)?,
+                keyset_url: checked_url("keyset-url", &keyset_url)?,
+            };
+            runtime()?.block_on(async {
+                let store = Store::open(storage.database_url.as_deref(), &storage.data_dir).await?;
+                let added = store
+                    .add_lti_platform(&platform, deployment_id.trim(), gradlab_issuer::lti::unix_now())
+                    .await;
+                store.close().await;
+                added
+            })?;
+            writeln!(
+                out,
+                "registered LTI platform {} (client {}, deployment {})",
+                platform.issuer,
+                platform.client_id,
+                deployment_id.trim()
+            )?;
+        }
+        LtiCommand::Platforms { storage } => {
+            let platforms = runtime()?.block_on(async {
+                let store = Store::open(storage.database_url.as_deref(), &storage.data_dir).await?;
+                let platforms = store.lti_platforms().await;
+                store.close().await;
+                platforms
+            })?;
+            if platforms.is_empty() {
+                writeln!(out, "no LTI platform is registered")?;
+            }
+            for (platform, deployments) in platforms {
+                writeln!(
+                    out,
+                    "{} client {} deployments {}\n  login {}\n  token {}\n  keys {}",
+                    platform.issuer,
+                    platform.client_id,
+                    deployments.join(", "),
+                    platform.auth_login_url,
+                    platform.auth_token_url,
+                    platform.keyset_url
+                )?;
+            }
+        }
+        LtiCommand::RotateKey { data_dir } => {
+            let (old, new) = ToolKey::rotate(&data_dir)?;
+            match old {
+                Some(old) => writeln!(
+                    out,
+                    "new LTI tool key {new}; {old} stays published (restart the service)"
+                )?,
+                None => writeln!(out, "new LTI tool key {new}")?,
+            }
         }
     }
     Ok(())

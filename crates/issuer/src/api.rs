@@ -48,6 +48,7 @@ pub struct IssuerState {
     pub serials: Serials,
     pub writer: Writer,
     pub cache: CredentialCache,
+    pub lti: super::lti::LtiState,
 }
 
 impl IssuerState {
@@ -170,6 +171,8 @@ pub fn router(state: Arc<IssuerState>, allowed_origins: &[String]) -> Router {
     }
     reads
         .merge(issue_route)
+        // Platforms and launched pages reach these; they take no CORS (same origin or browser navigation).
+        .merge(super::lti::routes::router())
         // Unknown API paths stay problem+json even when the app is served beside the API.
         .route("/api/{*rest}", any(no_such_route))
         .with_state(state)

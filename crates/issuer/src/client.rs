@@ -65,6 +65,35 @@ impl Client {
         Self::reply(url, self.agent.get(url).call())
     }
 
+    /// An `application/x-www-form-urlencoded` POST (OAuth 2 token requests).
+    pub fn post_form(&self, url: &str, fields: &[(&str, &str)]) -> Result<Reply, ClientError> {
+        Self::reply(url, self.agent.post(url).send_form(fields.iter().copied()))
+    }
+
+    /// A POST with a bearer token and a media type of its own (LTI AGS scores).
+    pub fn post_bearer(&self, url: &str, token: &str, content_type: &str, body: &str) -> Result<Reply, ClientError> {
+        Self::reply(
+            url,
+            self.agent
+                .post(url)
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", content_type)
+                .send(body),
+        )
+    }
+
+    /// A GET with a bearer token and an `Accept` media type (LTI AGS results).
+    pub fn get_bearer(&self, url: &str, token: &str, accept: &str) -> Result<Reply, ClientError> {
+        Self::reply(
+            url,
+            self.agent
+                .get(url)
+                .header("authorization", format!("Bearer {token}"))
+                .header("accept", accept)
+                .call(),
+        )
+    }
+
     pub fn post_json(&self, url: &str, body: &str) -> Result<Reply, ClientError> {
         Self::reply(
             url,

@@ -10,6 +10,7 @@
 //! - `request`: the issuance request parsed from untrusted bytes;
 //! - `api`: the HTTP routes, problem+json errors, CORS, body limit, rate limit;
 //! - `server`: start-up (schema, key, listener) and graceful shutdown;
+//! - `lti`: LTI 1.3 Advantage (launch from a course platform, scores to its gradebook);
 //! - `bench`: the load generator of `gradlab issuer bench`; `client`: a blocking HTTP client.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -18,6 +19,7 @@ pub mod bench;
 pub mod client;
 pub mod config;
 pub mod keys;
+pub mod lti;
 pub mod pipeline;
 pub mod request;
 pub mod server;

@@ -11,6 +11,8 @@ use tower_http::services::{ServeDir, ServeFile};
 use super::api::{router, IssuerState};
 use super::config::{normalize_origin, normalize_public_url, ServeConfig};
 use super::keys::IssuerKey;
+use super::lti::tool_key::ToolKey;
+use super::lti::LtiState;
 use super::pipeline::{CredentialCache, Serials, Writer};
 use super::store::Store;
 use super::{now_rfc3339, IssuerError};
@@ -47,6 +49,7 @@ pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<Stri
         .collect::<Result<Vec<_>, _>>()?;
     let banks = ShippedBanks::load().map_err(|e| IssuerError::Config(format!("the bundled quiz banks: {e}")))?;
     let key = IssuerKey::load_or_create(&config.data_dir, config.key_file.as_deref())?;
+    let tool_key = ToolKey::load_or_create(&config.data_dir).map_err(|e| IssuerError::Config(e.to_string()))?;
     let store = Store::open(config.database_url.as_deref(), &config.data_dir).await?;
     store
         .register_key(key.key_id(), &key.public_key_multibase(), &now_rfc3339())
@@ -63,6 +66,7 @@ pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<Stri
         banks,
         limiter: IssuerState::rate_limiter(config.issues_per_minute),
         trust_forwarded_for: config.trust_forwarded_for,
+        lti: LtiState::new(tool_key),
     };
     Ok((Arc::new(state), origins))
 }
@@ -129,6 +133,12 @@ pub async fn serve_until(
             }
         }
     });
+    // Scores waiting for a course platform (some perhaps from before a restart) go out from here.
+    let delivering = tokio::spawn(super::lti::scores::deliver_forever(
+        state.store.clone(),
+        Arc::clone(&state.lti.tool_key),
+        Arc::clone(&state.lti.delivery),
+    ));
     let app = application(Arc::clone(&state), &origins, config.dist.as_deref());
     let result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
@@ -138,6 +148,7 @@ pub async fn serve_until(
             detail: e.to_string(),
         });
     pruning.abort();
+    delivering.abort();
     state.store.close().await;
     result
 }

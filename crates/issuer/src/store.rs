@@ -76,13 +76,13 @@ pub enum Revocation {
 /// reads run in parallel on others (WAL). PostgreSQL uses one pool for both.
 #[derive(Debug, Clone)]
 pub struct Store {
-    writer: AnyPool,
-    reader: AnyPool,
+    pub(crate) writer: AnyPool,
+    pub(crate) reader: AnyPool,
     backend: Backend,
     description: String,
 }
 
-fn db_error(context: &'static str) -> impl Fn(sqlx::Error) -> IssuerError {
+pub(crate) fn db_error(context: &'static str) -> impl Fn(sqlx::Error) -> IssuerError {
     move |source| IssuerError::Database {
         context,
         detail: source.to_string(),

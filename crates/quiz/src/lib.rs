@@ -4,6 +4,7 @@ pub mod attempt;
 pub mod bank;
 pub mod certificate;
 pub mod issuance;
+pub mod lti;
 pub mod page;
 pub mod saves;
 

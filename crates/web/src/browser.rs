@@ -53,6 +53,40 @@ pub fn on_storage_change(
     })
 }
 
+/// This tab's own storage (sessionStorage): what must not outlive the tab or reach other tabs.
+fn tab_storage() -> Option<web_sys::Storage> {
+    window().ok()?.session_storage().ok()?
+}
+
+pub fn tab_load(key: &str) -> Option<String> {
+    tab_storage()?.get_item(key).ok()?
+}
+
+/// Whether the value was kept (a cross-site frame whose browser blocks its storage keeps none).
+pub fn tab_save(key: &str, value: &str) -> bool {
+    tab_storage().is_some_and(|storage| storage.set_item(key, value).is_ok())
+}
+
+/// The URL's fragment without `#` (empty when none).
+pub fn fragment() -> String {
+    window()
+        .ok()
+        .and_then(|w| w.location().hash().ok())
+        .map(|h| h.trim_start_matches('#').to_string())
+        .unwrap_or_default()
+}
+
+/// Removes the fragment from the address bar (history entry replaced, nothing reloaded).
+pub fn clear_fragment() {
+    let Ok(w) = window() else { return };
+    let (Ok(path), Ok(search)) = (w.location().pathname(), w.location().search()) else {
+        return;
+    };
+    if let Ok(history) = w.history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("{path}{search}")));
+    }
+}
+
 /// Decoded query parameters of the current URL.
 pub fn query_pairs() -> Vec<(String, String)> {
     let Ok(params) = web_sys::UrlSearchParams::new_with_str(&query_string()) else {
@@ -356,16 +390,26 @@ pub fn api_url(path: &str) -> String {
 /// text of whatever reply came (an error status is a reply, not an error); a network failure,
 /// a refused CORS request or an unreadable body comes back as the browser's error text.
 pub async fn fetch(method: &str, url: &str, json_body: Option<&str>) -> Result<Reply, String> {
+    fetch_as(method, url, json_body, None).await
+}
+
+/// `fetch` with `Authorization: Bearer` (the LTI session's token, which never lives in a cookie).
+pub async fn fetch_as(method: &str, url: &str, json_body: Option<&str>, bearer: Option<&str>) -> Result<Reply, String> {
     let w = window()?;
     let init = web_sys::RequestInit::new();
     init.set_method(method);
     init.set_mode(web_sys::RequestMode::Cors);
+    let headers = web_sys::Headers::new().map_err(js_error)?;
+    if let Some(token) = bearer {
+        headers
+            .set("Authorization", &format!("Bearer {token}"))
+            .map_err(js_error)?;
+    }
     if let Some(body) = json_body {
-        let headers = web_sys::Headers::new().map_err(js_error)?;
         headers.set("Content-Type", "application/json").map_err(js_error)?;
-        init.set_headers(&headers);
         init.set_body(&JsValue::from_str(body));
     }
+    init.set_headers(&headers);
     let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(js_error)?;
     let response: web_sys::Response = JsFuture::from(w.fetch_with_request(&request))
         .await

@@ -14,6 +14,7 @@ mod embed;
 mod gpt;
 mod i18n;
 mod lab;
+mod lti;
 mod plan;
 mod quiz;
 mod scorm;
@@ -299,5 +300,8 @@ pub fn start_lab() {
 /// Mounts the other pages' document (`pages.html`) on `<body>`.
 pub fn start_pages() {
     console_error_panic_hook::set_once();
+    // A launch from a course platform hands its session over in the fragment: into this tab's
+    // storage before anything reads or shares the URL.
+    lti::capture_launch_token();
     mount_to_body(|| view! { <Root document=Document::Pages page_view=pages_document_page /> });
 }

@@ -30,8 +30,32 @@ pub fn QuizPage(
     quiz.follow_other_tabs();
     quiz.save_on_open(&opening);
     let Quiz {
-        lms, message, issued, ..
+        lms,
+        message,
+        issued,
+        lti,
+        show_result,
+        name,
+        ..
     } = quiz;
+    if let Some(link) = lti {
+        // A finished attempt's grade goes to the course once per showing of the result (a new
+        // attempt finished later sends its own); the certificate carries the platform's name.
+        Effect::new(move |sent: Option<bool>| {
+            let shown = show_result.get();
+            if shown && sent != Some(true) {
+                quiz.send_lti_grade();
+            }
+            shown
+        });
+        Effect::new(move || {
+            if let Some(platform_name) = link.learner_name() {
+                if name.get_untracked().trim().is_empty() {
+                    name.set(platform_name);
+                }
+            }
+        });
+    }
     let score_line = move || {
         let s = quiz.bank.with_value(|b| quiz.attempt.with(|a| a.score(b)));
         super::i18n::msg(
@@ -44,6 +68,7 @@ pub fn QuizPage(
     view! {
         <section class="quiz">
             <h2>{tr("quiz-title")}</h2>
+            {lti.map(|link| view! { <super::lti::LtiBanner link /> })}
             <p class="muted">{tr(if lms.is_some() { "quiz-intro-lms" } else { "quiz-intro" })}</p>
             <p class="muted" data-testid="score-line">{score_line}</p>
             <div role="status" aria-live="polite" class="message">{move || message.get()}</div>

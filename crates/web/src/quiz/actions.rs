@@ -175,6 +175,25 @@ impl Quiz {
         });
     }
 
+    /// After an LTI launch: the finished attempt's first answers to the server, which grades
+    /// them and posts the score to the course (the name is the platform's, so none is sent).
+    pub fn send_lti_grade(self) {
+        let Some(link) = self.lti else { return };
+        let body = self.bank.with_value(|b| {
+            self.attempt.with_untracked(|a| {
+                issuance::request_body(
+                    b.version,
+                    crate::i18n::language(),
+                    "",
+                    &a.first_answers(),
+                    a.seed,
+                    a.attempt_id.as_deref(),
+                )
+            })
+        });
+        link.send_grade(body);
+    }
+
     /// The app's own format-1 ID: integrity only, for when no issuer can be reached.
     pub fn issue_integrity_only(self) {
         let Some(holder) = self.checked_name() else { return };

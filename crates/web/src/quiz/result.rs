@@ -64,9 +64,14 @@ pub(super) fn ResultView(quiz: Quiz) -> impl IntoView {
             }
             .into_any()
         };
+        let grade = quiz.lti.map(|link| {
+            let resend = Callback::new(move |()| quiz.send_lti_grade());
+            view! { <crate::lti::LtiGrade link resend /> }
+        });
         Some(view! {
             <section class="result" data-testid="result" data-passed=score.passed.to_string() aria-live="polite" tabindex="-1">
                 <h2>{tr("quiz-result-title")}</h2>
+                {grade}
                 {body}
                 {review}
             </section>

@@ -33,6 +33,8 @@ pub(super) struct Quiz {
     pub name: RwSignal<String>,
     pub issued: RwSignal<Option<IssuedCertificate>>,
     pub issuing: RwSignal<Issuing>,
+    /// The course this tab was launched from by LTI 1.3; `None` otherwise.
+    pub lti: Option<crate::lti::LtiLink>,
 }
 
 /// A new attempt: its own option order and its own ID at the issuer.
@@ -88,6 +90,7 @@ impl Quiz {
             name: RwSignal::new(String::new()),
             issued: RwSignal::new(stored),
             issuing: RwSignal::new(Issuing::Idle),
+            lti: crate::lti::LtiLink::open(),
         };
         (quiz, opening)
     }

@@ -1,0 +1,676 @@
+//! The OIDC third-party login and the launch (LTI Core 1.3 §5.1, Security Framework 1.0 §5.1):
+//! what the login initiation must carry, the authentication request the tool sends back, and
+//! the checks of the platform's `id_token`. Nothing of a token is read before its signature,
+//! issuer, audience and times verify. Each refusal has a stable code, a sentence a learner can
+//! act on, and a detail for the administrator's log.
+
+use std::collections::HashMap;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How far a platform's clock may differ from ours (`exp`, `iat`, `nbf`).
+pub const LEEWAY_SECS: u64 = 60;
+/// How long a login may take between initiation and launch.
+pub const LOGIN_TTL_SECS: i64 = 600;
+/// Oldest `iat` accepted: platforms sign the token right before the form post.
+pub const MAX_TOKEN_AGE_SECS: i64 = 3600;
+
+pub const CLAIM_MESSAGE_TYPE: &str = "https://purl.imsglobal.org/spec/lti/claim/message_type";
+pub const CLAIM_VERSION: &str = "https://purl.imsglobal.org/spec/lti/claim/version";
+pub const CLAIM_DEPLOYMENT_ID: &str = "https://purl.imsglobal.org/spec/lti/claim/deployment_id";
+pub const CLAIM_TARGET_LINK_URI: &str = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri";
+pub const CLAIM_RESOURCE_LINK: &str = "https://purl.imsglobal.org/spec/lti/claim/resource_link";
+pub const CLAIM_CONTEXT: &str = "https://purl.imsglobal.org/spec/lti/claim/context";
+pub const CLAIM_TOOL_PLATFORM: &str = "https://purl.imsglobal.org/spec/lti/claim/tool_platform";
+pub const CLAIM_AGS_ENDPOINT: &str = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint";
+pub const SCOPE_SCORE: &str = "https://purl.imsglobal.org/spec/lti-ags/scope/score";
+
+/// A platform this tool is registered with (manually or by Dynamic Registration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    pub issuer: String,
+    pub client_id: String,
+    pub auth_login_url: String,
+    pub auth_token_url: String,
+    pub keyset_url: String,
+}
+
+/// The login initiation's parameters (GET query or POST form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginInitiation {
+    pub issuer: String,
+    pub login_hint: String,
+    pub target_link_uri: String,
+    pub lti_message_hint: Option<String>,
+    pub client_id: Option<String>,
+    pub deployment_id: Option<String>,
+}
+
+impl LoginInitiation {
+    pub fn parse(params: &HashMap<String, String>) -> Result<Self, Refusal> {
+        let required = |name: &'static str| {
+            params
+                .get(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .ok_or(Refusal::MissingParameter(name))
+        };
+        let optional = |name: &str| params.get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        Ok(Self {
+            issuer: required("iss")?,
+            login_hint: required("login_hint")?,
+            target_link_uri: required("target_link_uri")?,
+            lti_message_hint: optional("lti_message_hint"),
+            client_id: optional("client_id"),
+            deployment_id: optional("lti_deployment_id"),
+        })
+    }
+
+    /// The authentication request (OIDC implicit flow, form post) the browser is sent to.
+    pub fn authentication_url(
+        &self,
+        platform: &Platform,
+        redirect_uri: &str,
+        state: &str,
+        nonce: &str,
+    ) -> Result<String, Refusal> {
+        let mut url = url::Url::parse(&platform.auth_login_url).map_err(|e| {
+            Refusal::Misconfigured(format!("the platform's login URL {}: {e}", platform.auth_login_url))
+        })?;
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("scope", "openid")
+                .append_pair("response_type", "id_token")
+                .append_pair("response_mode", "form_post")
+                .append_pair("prompt", "none")
+                .append_pair("client_id", &platform.client_id)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("login_hint", &self.login_hint)
+                .append_pair("state", state)
+                .append_pair("nonce", nonce);
+            if let Some(hint) = &self.lti_message_hint {
+                query.append_pair("lti_message_hint", hint);
+            }
+        }
+        Ok(url.into())
+    }
+}
+
+/// Why a login or launch was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    MissingParameter(&'static str),
+    UnknownPlatform {
+        issuer: String,
+        client_id: Option<String>,
+    },
+    /// The state names no login of this tool, or one that took too long.
+    UnknownLogin,
+    /// The login's state and nonce were already used by a launch.
+    Replayed,
+    Malformed(String),
+    UnknownKey(String),
+    KeysetUnavailable(String),
+    BadSignature,
+    Expired,
+    NotYetValid,
+    WrongIssuer,
+    WrongAudience,
+    NonceMismatch,
+    UnknownDeployment(String),
+    UnsupportedMessage(String),
+    WrongVersion(String),
+    TargetMismatch(String),
+    Misconfigured(String),
+}
+
+impl Refusal {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MissingParameter(_) => "missing-parameter",
+            Self::UnknownPlatform { .. } => "unknown-platform",
+            Self::UnknownLogin => "unknown-login",
+            Self::Replayed => "replayed",
+            Self::Malformed(_) => "malformed-token",
+            Self::UnknownKey(_) => "unknown-key",
+            Self::KeysetUnavailable(_) => "keyset-unavailable",
+            Self::BadSignature => "bad-signature",
+            Self::Expired => "expired",
+            Self::NotYetValid => "not-yet-valid",
+            Self::WrongIssuer => "wrong-issuer",
+            Self::WrongAudience => "wrong-audience",
+            Self::NonceMismatch => "nonce-mismatch",
+            Self::UnknownDeployment(_) => "unknown-deployment",
+            Self::UnsupportedMessage(_) => "unsupported-message",
+            Self::WrongVersion(_) => "wrong-version",
+            Self::TargetMismatch(_) => "target-mismatch",
+            Self::Misconfigured(_) => "misconfigured",
+        }
+    }
+
+    /// What the learner reads, and what to do about it.
+    pub fn learner_message(&self) -> String {
+        let ask_teacher = "Ask your teacher or the course's administrator to check the Lab's LTI registration.";
+        let relaunch = "Go back to your course and open the activity again.";
+        match self {
+            Self::MissingParameter(name) => {
+                format!("Your course sent an incomplete launch (no \"{name}\"). {ask_teacher}")
+            }
+            Self::UnknownPlatform { issuer, .. } => {
+                format!("This Lab is not registered with your course platform ({issuer}). {ask_teacher}")
+            }
+            Self::UnknownLogin => {
+                format!("This launch does not match a sign-in the Lab started, or it took too long. {relaunch}")
+            }
+            Self::Replayed => format!("This launch was already used once and cannot be used again. {relaunch}"),
+            Self::Malformed(_) => format!("Your course sent a launch the Lab cannot read. {ask_teacher}"),
+            Self::UnknownKey(_) | Self::BadSignature => {
+                format!("The launch's signature does not match your course platform's published keys, so the Lab cannot trust who you are. {ask_teacher}")
+            }
+            Self::KeysetUnavailable(_) => {
+                format!("The Lab could not fetch your course platform's keys to check the launch. Try again in a minute; if it persists: {ask_teacher}")
+            }
+            Self::Expired => format!("The launch expired before it reached the Lab (or the clocks differ). {relaunch}"),
+            Self::NotYetValid => {
+                format!("The launch is dated in the future: the platform's clock and the Lab's differ. {ask_teacher}")
+            }
+            Self::WrongIssuer => {
+                format!("The launch names a different platform than the one that started it. {ask_teacher}")
+            }
+            Self::WrongAudience => format!("The launch was meant for another tool, not this Lab. {ask_teacher}"),
+            Self::NonceMismatch => format!("The launch does not belong to this sign-in. {relaunch}"),
+            Self::UnknownDeployment(id) => {
+                format!("This course's deployment of the Lab (\"{id}\") is not registered. {ask_teacher}")
+            }
+            Self::UnsupportedMessage(kind) => {
+                format!("The Lab cannot handle this kind of launch (\"{kind}\"). {ask_teacher}")
+            }
+            Self::WrongVersion(version) => {
+                format!("The launch uses LTI version \"{version}\"; the Lab speaks LTI 1.3.0. {ask_teacher}")
+            }
+            Self::TargetMismatch(_) => {
+                format!("The launch points somewhere other than where the sign-in was started. {relaunch}")
+            }
+            Self::Misconfigured(_) => {
+                format!("The Lab's registration with your course platform is incomplete. {ask_teacher}")
+            }
+        }
+    }
+
+    /// What the administrator's log line adds (never a token or a secret).
+    pub fn admin_detail(&self) -> String {
+        match self {
+            Self::UnknownPlatform { issuer, client_id } => {
+                format!(
+                    "no registration for issuer {issuer} client_id {}",
+                    client_id.as_deref().unwrap_or("(none sent)")
+                )
+            }
+            Self::Malformed(detail)
+            | Self::UnknownKey(detail)
+            | Self::KeysetUnavailable(detail)
+            | Self::UnknownDeployment(detail)
+            | Self::UnsupportedMessage(detail)
+            | Self::WrongVersion(detail)
+            | Self::TargetMismatch(detail)
+            | Self::Misconfigured(detail) => detail.clone(),
+            other => other.code().to_string(),
+        }
+    }
+}
+
+/// The login a launch answers (from the database, taken once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingLogin {
+    pub nonce: String,
+    pub issuer: String,
+    pub client_id: String,
+    pub target_link_uri: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Named {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct AgsEndpoint {
+    #[serde(default)]
+    scope: Vec<String>,
+    #[serde(default)]
+    lineitem: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct IdToken {
+    /// A string or an array (jsonwebtoken has checked that it names this tool).
+    aud: Value,
+    #[serde(default)]
+    azp: Option<String>,
+    exp: i64,
+    iat: i64,
+    #[serde(default)]
+    nbf: Option<i64>,
+    nonce: String,
+    #[serde(default)]
+    sub: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    given_name: Option<String>,
+    #[serde(default)]
+    family_name: Option<String>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/message_type")]
+    message_type: String,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/version")]
+    version: String,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/deployment_id")]
+    deployment_id: String,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri", default)]
+    target_link_uri: Option<String>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/resource_link", default)]
+    resource_link: Option<Named>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/context", default)]
+    context: Option<Named>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/tool_platform", default)]
+    tool_platform: Option<Named>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint", default)]
+    ags: Option<AgsEndpoint>,
+}
+
+/// A launch that verified: who, from where, and what to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedLaunch {
+    pub issuer: String,
+    pub client_id: String,
+    pub deployment_id: String,
+    pub subject: String,
+    /// The learner's name as the platform sent it (empty when it sent none).
+    pub name: String,
+    pub platform_name: String,
+    pub context_id: String,
+    pub context_title: String,
+    pub resource_link_id: String,
+    pub target_link_uri: String,
+    /// The line item scores go to, when the platform granted the score scope.
+    pub lineitem_url: Option<String>,
+}
+
+/// The header's key id, before anything else of the token is looked at.
+pub fn token_key_id(id_token: &str) -> Result<String, Refusal> {
+    let header = jsonwebtoken::decode_header(id_token).map_err(|e| Refusal::Malformed(format!("header: {e}")))?;
+    if header.alg != Algorithm::RS256 {
+        return Err(Refusal::Malformed(format!(
+            "alg {:?}, only RS256 is accepted",
+            header.alg
+        )));
+    }
+    header
+        .kid
+        .ok_or_else(|| Refusal::Malformed("the header names no kid".into()))
+}
+
+/// Verifies an `id_token` against the platform's key and the login it answers. `deployment_known`
+/// says whether a deployment id is registered for the platform.
+pub fn verify_launch(
+    id_token: &str,
+    key: &DecodingKey,
+    login: &PendingLogin,
+    now_unix: i64,
+    deployment_known: impl Fn(&str) -> bool,
+) -> Result<VerifiedLaunch, Refusal> {
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.leeway = LEEWAY_SECS;
+    validation.set_issuer(&[login.issuer.as_str()]);
+    validation.set_audience(&[login.client_id.as_str()]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+    // Times are checked below against `now_unix`, one clock for every time claim.
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    let data = jsonwebtoken::decode::<Value>(id_token, key, &validation).map_err(|e| match e.kind() {
+        ErrorKind::InvalidSignature | ErrorKind::InvalidRsaKey(_) => Refusal::BadSignature,
+        ErrorKind::ExpiredSignature => Refusal::Expired,
+        ErrorKind::ImmatureSignature => Refusal::NotYetValid,
+        ErrorKind::InvalidIssuer => Refusal::WrongIssuer,
+        ErrorKind::InvalidAudience => Refusal::WrongAudience,
+        _ => Refusal::Malformed(e.to_string()),
+    })?;
+    let token: IdToken = serde_json::from_value(data.claims).map_err(|e| Refusal::Malformed(format!("claims: {e}")))?;
+    let leeway = i64::try_from(LEEWAY_SECS).unwrap_or(60);
+    if token.exp < now_unix - leeway {
+        return Err(Refusal::Expired);
+    }
+    if token.nbf.is_some_and(|nbf| nbf > now_unix + leeway) || token.iat > now_unix + leeway {
+        return Err(Refusal::NotYetValid);
+    }
+    if token.iat < now_unix - MAX_TOKEN_AGE_SECS {
+        return Err(Refusal::Expired);
+    }
+    // With several audiences the authorized party must be this tool (OIDC Core §2).
+    let several = token.aud.as_array().is_some_and(|list| list.len() > 1);
+    match &token.azp {
+        Some(azp) if azp != &login.client_id => return Err(Refusal::WrongAudience),
+        None if several => return Err(Refusal::WrongAudience),
+        _ => {}
+    }
+    if token.nonce != login.nonce {
+        return Err(Refusal::NonceMismatch);
+    }
+    if token.version != "1.3.0" {
+        return Err(Refusal::WrongVersion(token.version));
+    }
+    if token.message_type != "LtiResourceLinkRequest" {
+        return Err(Refusal::UnsupportedMessage(token.message_type));
+    }
+    if !deployment_known(&token.deployment_id) {
+        return Err(Refusal::UnknownDeployment(token.deployment_id));
+    }
+    let target = token.target_link_uri.clone().unwrap_or_default();
+    if target != login.target_link_uri {
+        return Err(Refusal::TargetMismatch(format!(
+            "target_link_uri {target} differs from the login's {}",
+            login.target_link_uri
+        )));
+    }
+    let resource_link = token
+        .resource_link
+        .as_ref()
+        .and_then(|r| r.id.clone())
+        .ok_or_else(|| Refusal::Malformed(format!("no {CLAIM_RESOURCE_LINK} id")))?;
+    let subject = token
+        .sub
+        .clone()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| Refusal::Malformed("no sub: anonymous launches cannot be graded".into()))?;
+    let name = token.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| {
+        [token.given_name.as_deref(), token.family_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let context = token.context.clone().unwrap_or_default();
+    let platform_name = token
+        .tool_platform
+        .as_ref()
+        .and_then(|p| p.name.clone())
+        .unwrap_or_else(|| login.issuer.clone());
+    let lineitem_url = token
+        .ags
+        .as_ref()
+        .filter(|ags| ags.scope.iter().any(|s| s == SCOPE_SCORE))
+        .and_then(|ags| ags.lineitem.clone());
+    Ok(VerifiedLaunch {
+        issuer: login.issuer.clone(),
+        client_id: login.client_id.clone(),
+        deployment_id: token.deployment_id,
+        subject,
+        name: name.trim().to_string(),
+        platform_name,
+        context_id: context.id.unwrap_or_default(),
+        context_title: context.title.or(context.label).unwrap_or_default(),
+        resource_link_id: resource_link,
+        target_link_uri: target,
+        lineitem_url,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lti::tool_key::ToolKey;
+    use serde_json::json;
+
+    const NOW: i64 = 1_800_000_000;
+
+    fn login() -> PendingLogin {
+        PendingLogin {
+            nonce: "n-1".into(),
+            issuer: "https://lms.example".into(),
+            client_id: "lab-client".into(),
+            target_link_uri: "https://lab.example/lti/launch?view=quiz".into(),
+        }
+    }
+
+    fn claims() -> Value {
+        json!({
+            "iss": "https://lms.example",
+            "aud": "lab-client",
+            "azp": "lab-client",
+            "sub": "learner-7",
+            "name": "Ada Lovelace",
+            "iat": NOW - 5,
+            "exp": NOW + 300,
+            "nonce": "n-1",
+            CLAIM_MESSAGE_TYPE: "LtiResourceLinkRequest",
+            CLAIM_VERSION: "1.3.0",
+            CLAIM_DEPLOYMENT_ID: "dep-1",
+            CLAIM_TARGET_LINK_URI: "https://lab.example/lti/launch?view=quiz",
+            CLAIM_RESOURCE_LINK: {"id": "link-1", "title": "The quiz"},
+            CLAIM_CONTEXT: {"id": "course-9", "title": "Fine-tuning 101"},
+            CLAIM_TOOL_PLATFORM: {"name": "Moodle of Example U"},
+            CLAIM_AGS_ENDPOINT: {"scope": [SCOPE_SCORE], "lineitem": "https://lms.example/lineitems/4"},
+        })
+    }
+
+    struct Keys {
+        platform: ToolKey,
+        other: ToolKey,
+        _dirs: (tempfile::TempDir, tempfile::TempDir),
+    }
+
+    fn keys() -> &'static Keys {
+        static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
+        KEYS.get_or_init(|| {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            Keys {
+                platform: ToolKey::load_or_create(a.path()).unwrap(),
+                other: ToolKey::load_or_create(b.path()).unwrap(),
+                _dirs: (a, b),
+            }
+        })
+    }
+
+    fn decoding(key: &ToolKey) -> DecodingKey {
+        let jwk = &key.jwks()["keys"][0];
+        DecodingKey::from_rsa_components(jwk["n"].as_str().unwrap(), jwk["e"].as_str().unwrap()).unwrap()
+    }
+
+    fn verify_with(claims: &Value, signer: &ToolKey) -> Result<VerifiedLaunch, Refusal> {
+        let token = signer.sign(claims).unwrap();
+        verify_launch(&token, &decoding(&keys().platform), &login(), NOW, |d| d == "dep-1")
+    }
+
+    fn changed(edit: impl FnOnce(&mut Value)) -> Result<VerifiedLaunch, Refusal> {
+        let mut claims = claims();
+        edit(&mut claims);
+        verify_with(&claims, &keys().platform)
+    }
+
+    #[test]
+    fn a_good_launch_names_the_learner_the_course_and_the_line_item() {
+        let launch = changed(|_| {}).unwrap();
+        assert_eq!(launch.subject, "learner-7");
+        assert_eq!(launch.name, "Ada Lovelace");
+        assert_eq!(launch.platform_name, "Moodle of Example U");
+        assert_eq!(launch.context_title, "Fine-tuning 101");
+        assert_eq!(launch.resource_link_id, "link-1");
+        assert_eq!(launch.deployment_id, "dep-1");
+        assert_eq!(launch.lineitem_url.as_deref(), Some("https://lms.example/lineitems/4"));
+        // Given and family names when the platform sends no full name; no line item without the score scope.
+        let launch = changed(|c| {
+            c.as_object_mut().unwrap().remove("name");
+            c["given_name"] = json!("Grace");
+            c["family_name"] = json!("Hopper");
+            c[CLAIM_AGS_ENDPOINT]["scope"] = json!(["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"]);
+            c["aud"] = json!(["lab-client", "another"]);
+        })
+        .unwrap();
+        assert_eq!(launch.name, "Grace Hopper");
+        assert_eq!(launch.lineitem_url, None);
+    }
+
+    #[test]
+    fn every_failure_is_refused_with_its_own_reason() {
+        assert_eq!(
+            verify_with(&claims(), &keys().other).unwrap_err(),
+            Refusal::BadSignature
+        );
+        assert_eq!(changed(|c| c["exp"] = json!(NOW - 120)).unwrap_err(), Refusal::Expired);
+        assert_eq!(
+            changed(|c| c["iat"] = json!(NOW - 2 * MAX_TOKEN_AGE_SECS)).unwrap_err(),
+            Refusal::Expired
+        );
+        assert_eq!(
+            changed(|c| c["iat"] = json!(NOW + 600)).unwrap_err(),
+            Refusal::NotYetValid
+        );
+        assert_eq!(
+            changed(|c| c["nbf"] = json!(NOW + 600)).unwrap_err(),
+            Refusal::NotYetValid
+        );
+        assert_eq!(
+            changed(|c| c["iss"] = json!("https://evil.example")).unwrap_err(),
+            Refusal::WrongIssuer
+        );
+        assert_eq!(
+            changed(|c| c["aud"] = json!("someone-else")).unwrap_err(),
+            Refusal::WrongAudience
+        );
+        assert_eq!(
+            changed(|c| c["azp"] = json!("someone-else")).unwrap_err(),
+            Refusal::WrongAudience
+        );
+        let no_azp = changed(|c| {
+            c.as_object_mut().unwrap().remove("azp");
+            c["aud"] = json!(["lab-client", "another"]);
+        });
+        assert_eq!(no_azp.unwrap_err(), Refusal::WrongAudience);
+        assert_eq!(
+            changed(|c| c["nonce"] = json!("n-2")).unwrap_err(),
+            Refusal::NonceMismatch
+        );
+        assert_eq!(
+            changed(|c| c[CLAIM_DEPLOYMENT_ID] = json!("dep-x")).unwrap_err(),
+            Refusal::UnknownDeployment("dep-x".into())
+        );
+        assert_eq!(
+            changed(|c| c[CLAIM_VERSION] = json!("1.1")).unwrap_err(),
+            Refusal::WrongVersion("1.1".into())
+        );
+        assert_eq!(
+            changed(|c| c[CLAIM_MESSAGE_TYPE] = json!("LtiSubmissionReviewRequest")).unwrap_err(),
+            Refusal::UnsupportedMessage("LtiSubmissionReviewRequest".into())
+        );
+        assert!(matches!(
+            changed(|c| c[CLAIM_TARGET_LINK_URI] = json!("https://lab.example/lti/launch?view=lab")).unwrap_err(),
+            Refusal::TargetMismatch(_)
+        ));
+        assert!(matches!(
+            changed(|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            })
+            .unwrap_err(),
+            Refusal::Malformed(_)
+        ));
+        assert!(matches!(
+            changed(|c| {
+                c.as_object_mut().unwrap().remove(CLAIM_RESOURCE_LINK);
+            })
+            .unwrap_err(),
+            Refusal::Malformed(_)
+        ));
+        // Every refusal reads as a sentence and has a code of its own.
+        let refusals = [
+            Refusal::BadSignature,
+            Refusal::Expired,
+            Refusal::NotYetValid,
+            Refusal::WrongIssuer,
+            Refusal::WrongAudience,
+            Refusal::NonceMismatch,
+            Refusal::Replayed,
+            Refusal::UnknownLogin,
+            Refusal::UnknownDeployment("d".into()),
+        ];
+        let codes: std::collections::HashSet<&str> = refusals.iter().map(Refusal::code).collect();
+        assert_eq!(codes.len(), refusals.len());
+        assert!(refusals.iter().all(|r| r.learner_message().ends_with('.')));
+    }
+
+    #[test]
+    fn the_header_must_name_an_rs256_key() {
+        let token = keys().platform.sign(&claims()).unwrap();
+        assert_eq!(token_key_id(&token).unwrap(), keys().platform.kid());
+        let hs256 = jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims(),
+            &jsonwebtoken::EncodingKey::from_secret(b"shared"),
+        )
+        .unwrap();
+        assert!(matches!(token_key_id(&hs256), Err(Refusal::Malformed(_))));
+        assert!(matches!(token_key_id("not.a.token"), Err(Refusal::Malformed(_))));
+    }
+
+    #[test]
+    fn the_login_needs_its_parameters_and_sends_an_oidc_request_back() {
+        let params: HashMap<String, String> = [
+            ("iss", "https://lms.example"),
+            ("login_hint", "u7"),
+            ("target_link_uri", "https://lab.example/lti/launch"),
+            ("lti_message_hint", "link-1"),
+            ("client_id", "lab-client"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let initiation = LoginInitiation::parse(&params).unwrap();
+        let platform = Platform {
+            issuer: "https://lms.example".into(),
+            client_id: "lab-client".into(),
+            auth_login_url: "https://lms.example/auth?x=1".into(),
+            auth_token_url: "https://lms.example/token".into(),
+            keyset_url: "https://lms.example/jwks".into(),
+        };
+        let url = url::Url::parse(
+            &initiation
+                .authentication_url(&platform, "https://lab.example/lti/launch", "s-1", "n-1")
+                .unwrap(),
+        )
+        .unwrap();
+        let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
+        for (key, value) in [
+            ("x", "1"),
+            ("scope", "openid"),
+            ("response_type", "id_token"),
+            ("response_mode", "form_post"),
+            ("prompt", "none"),
+            ("client_id", "lab-client"),
+            ("redirect_uri", "https://lab.example/lti/launch"),
+            ("login_hint", "u7"),
+            ("lti_message_hint", "link-1"),
+            ("state", "s-1"),
+            ("nonce", "n-1"),
+        ] {
+            assert_eq!(query.get(key).map(String::as_str), Some(value), "{key}");
+        }
+        for missing in ["iss", "login_hint", "target_link_uri"] {
+            let mut partial = params.clone();
+            partial.insert(missing.to_string(), "  ".to_string());
+            assert_eq!(
+                LoginInitiation::parse(&partial).unwrap_err(),
+                Refusal::MissingParameter(missing)
+            );
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! The LTI routes. A platform's browser traffic (login initiation, launch) gets HTML: the
+//! authentication redirect, the hand-off to the Lab, or a page that says in words why a launch
+//! was refused (and a log line for the administrator). The page's own calls (`/lti/session`,
+//! `/lti/scores`) are JSON, authorized by the session token the launch handed to the page in
+//! the URL's fragment: no cookie, so a launch works in an iframe whose third-party cookies the
+//! browser blocks.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use serde_json::{json, Value};
+
+use super::launch::{token_key_id, verify_launch, LoginInitiation, PendingLogin, Refusal, LOGIN_TTL_SECS};
+use super::scores::{score_body, Outcome};
+use super::store::Session;
+use super::{now_rfc3339_millis, random_token, token_hash, unix_now};
+use crate::api::IssuerState;
+use crate::client::Client;
+use crate::request::{IssueRequest, MAX_BODY_BYTES};
+use crate::IssuerError;
+use gradlab_quiz::attempt::Attempt;
+
+/// How long a launched page may post its result.
+pub const SESSION_TTL_SECS: i64 = 4 * 3600;
+
+pub fn router() -> Router<Arc<IssuerState>> {
+    Router::new()
+        .route("/lti/jwks.json", get(jwks))
+        .route("/lti/login", get(login_get).post(login_post))
+        .route("/lti/launch", post(launch))
+        .route("/lti/session", get(session))
+        .route("/lti/scores", post(post_scores))
+        .route("/lti/scores/{id}", get(score_status))
+}
+
+async fn jwks(State(state): State<Arc<IssuerState>>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "max-age=300"),
+        ],
+        state.lti.tool_key.jwks().to_string(),
+    )
+        .into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title><style>body{{font:1rem/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}}\
+         code{{background:#eee;padding:0 .2rem}}</style></head><body><main>{body}</main></body></html>",
+        title = escape(title)
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        page,
+    )
+        .into_response()
+}
+
+/// A refused login or launch: the learner's sentence on a page, the administrator's detail in the log.
+fn refused(refusal: &Refusal) -> Response {
+    eprintln!(
+        "gradlab issuer: LTI launch refused ({}): {}",
+        refusal.code(),
+        refusal.admin_detail()
+    );
+    let status = match refusal {
+        Refusal::KeysetUnavailable(_) => StatusCode::BAD_GATEWAY,
+        Refusal::UnknownPlatform { .. } | Refusal::UnknownDeployment(_) => StatusCode::FORBIDDEN,
+        Refusal::MissingParameter(_) | Refusal::Malformed(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::UNAUTHORIZED,
+    };
+    let body = format!(
+        "<h1>The Lab could not open from your course</h1><p id=\"lti-refusal\" data-code=\"{code}\">{message}</p>\
+         <p>Reference for the administrator: <code>{code}</code>.</p>",
+        code = refusal.code(),
+        message = escape(&refusal.learner_message())
+    );
+    html_page(status, "The Lab could not open", &body)
+}
+
+fn internal(error: &IssuerError) -> Response {
+    eprintln!("gradlab issuer: LTI: {error}");
+    html_page(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "The Lab could not open",
+        "<h1>The Lab could not open from your course</h1><p>Something went wrong on the Lab's server. Go back to your course and try again in a minute.</p>",
+    )
+}
+
+async fn login_get(State(state): State<Arc<IssuerState>>, Query(params): Query<HashMap<String, String>>) -> Response {
+    login(&state, &params).await
+}
+
+async fn login_post(State(state): State<Arc<IssuerState>>, Form(params): Form<HashMap<String, String>>) -> Response {
+    login(&state, &params).await
+}
+
+fn launch_url(state: &IssuerState) -> String {
+    format!("{}/lti/launch", state.public_url)
+}
+
+/// OIDC login initiation: remember a state and a nonce, send the browser to the platform.
+async fn login(state: &IssuerState, params: &HashMap<String, String>) -> Response {
+    let initiation = match LoginInitiation::parse(params) {
+        Ok(initiation) => initiation,
+        Err(refusal) => return refused(&refusal),
+    };
+    // The Lab's launch URL, with a query naming what to open: anything else is not this tool.
+    let ours = launch_url(state);
+    let target = &initiation.target_link_uri;
+    if !(target == &ours || target.starts_with(&format!("{ours}?"))) {
+        return refused(&Refusal::TargetMismatch(format!(
+            "target_link_uri {target} is not {ours}"
+        )));
+    }
+    let platform = match state
+        .store
+        .lti_platform(&initiation.issuer, initiation.client_id.as_deref())
+        .await
+    {
+        Ok(Some(platform)) => platform,
+        Ok(None) => {
+            return refused(&Refusal::UnknownPlatform {
+                issuer: initiation.issuer.clone(),
+                client_id: initiation.client_id.clone(),
+            })
+        }
+        Err(e) => return internal(&e),
+    };
+    let (Ok(login_state), Ok(nonce)) = (random_token(), random_token()) else {
+        return internal(&IssuerError::Signing("no randomness for the login".into()));
+    };
+    let pending = PendingLogin {
+        nonce,
+        issuer: platform.issuer.clone(),
+        client_id: platform.client_id.clone(),
+        target_link_uri: initiation.target_link_uri.clone(),
+    };
+    if let Err(e) = state.store.begin_lti_login(&login_state, &pending, unix_now()).await {
+        return internal(&e);
+    }
+    match initiation.authentication_url(&platform, &ours, &login_state, &pending.nonce) {
+        Ok(url) => match HeaderValue::from_str(&url) {
+            Ok(location) => (StatusCode::FOUND, [(header::LOCATION, location)]).into_response(),
+            Err(_) => refused(&Refusal::Misconfigured(format!("the platform's login URL {url}"))),
+        },
+        Err(refusal) => refused(&refusal),
+    }
+}
+
+/// The page a launch opens: the query of the target link (`view=quiz` when it names none).
+pub fn app_query(target_link_uri: &str) -> String {
+    let query = target_link_uri.split_once('?').map(|(_, q)| q).unwrap_or_default();
+    if query.is_empty() {
+        "view=quiz".to_string()
+    } else {
+        query.to_string()
+    }
+}
+
+/// The launch: verify the `id_token`, start a session, hand the page its token.
+async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<String, String>>) -> Response {
+    let (Some(id_token), Some(login_state)) = (form.get("id_token"), form.get("state")) else {
+        let missing = if form.contains_key("id_token") {
+            "state"
+        } else {
+            "id_token"
+        };
+        return refused(&Refusal::MissingParameter(missing));
+    };
+    let now = unix_now();
+    let pending = match state.store.take_lti_login(login_state, now, LOGIN_TTL_SECS).await {
+        Ok(Ok(pending)) => pending,
+        Ok(Err(true)) => return refused(&Refusal::Replayed),
+        Ok(Err(false)) => return refused(&Refusal::UnknownLogin),
+        Err(e) => return internal(&e),
+    };
+    let kid = match token_key_id(id_token) {
+        Ok(kid) => kid,
+        Err(refusal) => return refused(&refusal),
+    };
+    let platform = match state
+        .store
+        .lti_platform(&pending.issuer, Some(&pending.client_id))
+        .await
+    {
+        Ok(Some(platform)) => platform,
+        Ok(None) => {
+            return refused(&Refusal::UnknownPlatform {
+                issuer: pending.issuer.clone(),
+                client_id: Some(pending.client_id.clone()),
+            })
+        }
+        Err(e) => return internal(&e),
+    };
+    let deployments = match state.store.lti_deployments(&platform.issuer, &platform.client_id).await {
+        Ok(deployments) => deployments,
+        Err(e) => return internal(&e),
+    };
+    let lookup = Arc::clone(&state);
+    let keyset_url = platform.keyset_url.clone();
+    let key = tokio::task::spawn_blocking(move || lookup.lti.platform_keys.key(&Client::new(), &keyset_url, &kid))
+        .await
+        .unwrap_or_else(|e| Err(Refusal::KeysetUnavailable(format!("the key lookup failed: {e}"))));
+    let key = match key {
+        Ok(key) => key,
+        Err(refusal) => return refused(&refusal),
+    };
+    let verified = match verify_launch(id_token, &key, &pending, now, |id| deployments.iter().any(|d| d == id)) {
+        Ok(verified) => verified,
+        Err(refusal) => return refused(&refusal),
+    };
+    let Ok(token) = random_token() else {
+        return internal(&IssuerError::Signing("no randomness for the session".into()));
+    };
+    let query = app_query(&verified.target_link_uri);
+    if let Err(e) = state
+        .store
+        .start_lti_session(&token_hash(&token), &verified, &query, now, now + SESSION_TTL_SECS)
+        .await
+    {
+        return internal(&e);
+    }
+    let location = format!("{}/?{query}#lti={token}", state.public_url);
+    match HeaderValue::from_str(&location) {
+        Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),
+        Err(_) => refused(&Refusal::TargetMismatch(format!("cannot redirect to ?{query}"))),
+    }
+}
+
+fn problem(status: StatusCode, code: &str, detail: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        json!({"type": "about:blank", "status": status.as_u16(), "code": code, "title": detail, "detail": detail})
+            .to_string(),
+    )
+        .into_response()
+}
+
+fn json_reply(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The session a request's bearer token opens, with the token's hash; or the 401 to send.
+async fn authorized(state: &IssuerState, headers: &HeaderMap) -> Result<(Session, String), Response> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            problem(
+                StatusCode::UNAUTHORIZED,
+                "no-session",
+                "send the launch's session token as Authorization: Bearer",
+            )
+        })?;
+    let hash = token_hash(token);
+    match state.store.lti_session(&hash, unix_now()).await {
+        Ok(Some(session)) => Ok((session, hash)),
+        Ok(None) => Err(problem(
+            StatusCode::UNAUTHORIZED,
+            "session-expired",
+            "this course session has expired or is unknown: open the activity from your course again",
+        )),
+        Err(e) => {
+            eprintln!("gradlab issuer: LTI: {e}");
+            Err(problem(StatusCode::INTERNAL_SERVER_ERROR, "internal", "try again"))
+        }
+    }
+}
+
+async fn session(State(state): State<Arc<IssuerState>>, headers: HeaderMap) -> Response {
+    match authorized(&state, &headers).await {
+        Ok((session, _)) => json_reply(
+            StatusCode::OK,
+            &json!({
+                "name": session.name,
+                "platform": session.platform_name,
+                "course": session.context_title,
+                "target": session.target,
+                "graded": session.lineitem_url.is_some(),
+                "expires_at": session.expires_at,
+            }),
+        ),
+        Err(response) => response,
+    }
+}
+
+/// The quiz's answers from a launched page: graded here, the score queued for the gradebook.
+async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) -> Response {
+    let (session, hash) = match authorized(&state, request.headers()).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES).await else {
+        return problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "the request body is too large",
+        );
+    };
+    // The learner is whom the platform named, whatever name the body carries (the issuance
+    // parser wants one).
+    let mut value: Value = match serde_json::from_slice(&body) {
+        Ok(Value::Object(object)) => Value::Object(object),
+        _ => return problem(StatusCode::BAD_REQUEST, "malformed", "body: must be a JSON object"),
+    };
+    value["name"] = json!(if session.name.trim().is_empty() {
+        "Learner"
+    } else {
+        session.name.as_str()
+    });
+    let parsed = match IssueRequest::parse(value.to_string().as_bytes(), &state.banks) {
+        Ok(parsed) => parsed,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, "malformed", &e.to_string()),
+    };
+    let Some(bank) = state.banks.get(parsed.bank_version) else {
+        return problem(StatusCode::BAD_REQUEST, "malformed", "bank_version: not graded here");
+    };
+    let score = match Attempt::grade_first_answers(bank, &parsed.answers) {
+        Ok(score) => score,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, "malformed", &format!("answers: {e}")),
+    };
+    let graded = json!({
+        "score_percent": score.percent,
+        "passed": score.passed,
+        "answered": score.answered,
+        "total": score.total,
+    });
+    let Some(lineitem) = session.lineitem_url.clone() else {
+        let mut reply = graded;
+        reply["delivery"] = json!("not-graded");
+        return json_reply(StatusCode::OK, &reply);
+    };
+    let body = score_body(
+        &session.subject,
+        Outcome::Quiz { percent: score.percent },
+        &now_rfc3339_millis(),
+    );
+    match state
+        .store
+        .queue_lti_score(&session, &hash, &lineitem, &body.to_string(), unix_now())
+        .await
+    {
+        Ok(id) => {
+            eprintln!("gradlab issuer: LTI score {id} queued for {lineitem}");
+            state.lti.delivery.wake.notify_one();
+            let mut reply = graded;
+            reply["id"] = json!(id);
+            reply["delivery"] = json!("pending");
+            json_reply(StatusCode::ACCEPTED, &reply)
+        }
+        Err(e) => {
+            eprintln!("gradlab issuer: LTI: {e}");
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the score was not recorded; try again",
+            )
+        }
+    }
+}
+
+/// Whether a queued score has reached the course.
+async fn score_status(State(state): State<Arc<IssuerState>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    let (_, hash) = match authorized(&state, &headers).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return problem(StatusCode::NOT_FOUND, "not-found", "no such score");
+    };
+    match state.store.lti_score(id, &hash).await {
+        Ok(Some(score)) => json_reply(
+            StatusCode::OK,
+            &json!({
+                "id": score.id,
+                "delivery": if score.delivered_at.is_some() { "delivered" } else { "pending" },
+                "attempts": score.attempts,
+                "last_error": score.last_error,
+                "retry_in_secs": if score.delivered_at.is_some() { 0 } else { (score.next_attempt_at - unix_now()).max(0) },
+            }),
+        ),
+        Ok(None) => problem(StatusCode::NOT_FOUND, "not-found", "no such score in this session"),
+        Err(e) => {
+            eprintln!("gradlab issuer: LTI: {e}");
+            problem(StatusCode::INTERNAL_SERVER_ERROR, "internal", "try again")
+        }
+    }
+}

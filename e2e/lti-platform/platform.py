@@ -1,0 +1,308 @@
+"""A real LTI 1.3 platform for the Lab's end-to-end tests, built on the PyPI package
+`lti1p3platform` (OIDC login initiation, the signed launch, the OAuth 2 token endpoint that
+verifies the tool's client assertion against the tool's JWKS, and AGS scores), served with the
+standard library's HTTP server on loopback. Only the web glue is ours; every LTI message is
+built, signed and checked by the package.
+
+Routes (all GET unless said):
+  /jwks                       the platform's public keys
+  /launch?user=&name=&target=&tamper=
+                              a learner clicks the activity: OIDC login initiation to the tool
+  /authorize                  the tool's authentication request: the auto-posted launch form
+  /course?…                   a course page with the activity in an iframe (/launch?…)
+  /replay                     posts the last launch's id_token and state a second time
+  POST /token                 client-credentials grant (the tool's signed JWT assertion)
+  POST /lineitems/<id>/scores AGS score service
+  /lineitems/<id>/results     AGS result service (bearer token)
+  /gradebook.json             what the gradebook holds (the platform's own view, for the test)
+
+`tamper` makes the launch one a tool must refuse: other-key, expired, wrong-audience,
+unknown-deployment. The registration (client id, deployment) is printed as JSON on start.
+"""
+
+import html
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlparse
+
+from jwcrypto.jwk import JWK
+from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
+from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
+from lti1p3platform.oidc_login import OIDCLoginAbstract
+from lti1p3platform.registration import Registration
+from lti1p3platform.request import Request
+from lti1p3platform.score import UpdateScoreStatus
+from lti1p3platform.service_connector import AssignmentsGradesService
+
+CLIENT_ID = "gradlab-lab"
+DEPLOYMENT_ID = "deployment-1"
+LINEITEM_ID = "1"
+
+
+def pem_pair():
+    key = JWK.generate(kty="RSA", size=2048)
+    return key.export_to_pem(private_key=True, password=None).decode(), key.export_to_pem().decode()
+
+
+PLATFORM_PRIVATE, PLATFORM_PUBLIC = pem_pair()
+# A second key with the first key's kid: a launch signed by it must fail the signature check.
+OTHER_PRIVATE, _ = pem_pair()
+
+STATE = {"last_launch": None, "scores": [], "hints": {}}
+LOCK = threading.Lock()
+
+
+class PublishedKidRegistration(Registration):
+    """Names the published key's kid whatever key signs, so a forged launch reaches the signature check."""
+
+    def get_kid(self):
+        return Registration.get_jwk(PLATFORM_PUBLIC)["kid"]
+
+
+class Platform(LTI1P3PlatformConfAbstract):
+    def init_platform_config(self, base=None, tool=None, private_key=None, **kwargs):
+        self._registration = (
+            PublishedKidRegistration()
+            .set_iss(base)
+            .set_client_id(CLIENT_ID)
+            .set_deployment_id(DEPLOYMENT_ID)
+            .set_oidc_login_url(f"{tool}/lti/login")
+            .set_launch_url(f"{tool}/lti/launch")
+            .set_tool_key_set_url(f"{tool}/lti/jwks.json")
+            .set_platform_public_key(PLATFORM_PUBLIC)
+            .set_platform_private_key(private_key or PLATFORM_PRIVATE)
+        )
+
+    def get_registration_by_params(self, **kwargs):
+        return self._registration
+
+
+class PlainRequest(Request):
+    def build_metadata(self, request):
+        return request
+
+
+class Login(OIDCLoginAbstract):
+    def set_lti_message_hint(self, **kwargs):
+        self._lti_message_hint = kwargs["hint"]
+
+    def get_redirect(self, url):
+        return url
+
+
+class Launch(LTIAdvantageMessageLaunchAbstract):
+    def render_launch_form(self, launch_data, **kwargs):
+        with LOCK:
+            STATE["last_launch"] = launch_data
+        return launch_form(launch_data)
+
+
+def launch_form(data):
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Launching</title></head><body>"
+        f'<form method=post action="{html.escape(data["launch_url"])}" id=form>'
+        f'<input type=hidden name=id_token value="{html.escape(data["id_token"])}">'
+        f'<input type=hidden name=state value="{html.escape(data["state"])}"></form>'
+        "<script>document.getElementById('form').submit()</script></body></html>"
+    )
+
+
+class Gradebook(AssignmentsGradesService):
+    def find_lineitems(self, page=1, limit=None, **kwargs):
+        return {"content": [self.find_lineitem(LINEITEM_ID)], "has_next": False, "next": None}
+
+    def find_lineitem(self, line_item_id):
+        return {"id": f"{BASE}/lineitems/{line_item_id}", "scoreMaximum": 100, "label": "Quiz"}
+
+    def create_lineitem(self, lineitem):
+        return lineitem
+
+    def update_lineitem(self, line_item_id, lineitem):
+        return lineitem
+
+    def delete_lineitem(self, line_item_id):
+        return None
+
+    def update_score(self, line_item_id, score):
+        with LOCK:
+            STATE["scores"].append({"lineitem": line_item_id, **score})
+        return UpdateScoreStatus.SUCCESS
+
+    def get_results(self, line_item_id, page=1, limit=None, user_id=None):
+        with LOCK:
+            scores = [s for s in STATE["scores"] if s["lineitem"] == line_item_id]
+        results = [
+            {"userId": s["userId"], "resultScore": s.get("scoreGiven"), "resultMaximum": s.get("scoreMaximum")}
+            for s in scores
+        ]
+        return {"content": results, "has_next": False, "next": None}
+
+
+BASE = ""
+TOOL = ""
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, content_type="application/json", headers=()):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def request_of(self, form=None, body=None):
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        return PlainRequest(
+            {
+                "method": self.command,
+                "form_data": form or {},
+                "get_data": query,
+                # Case-insensitive, as the frameworks' adapters give it (HTTP header names are).
+                "headers": self.headers,
+                "content_type": self.headers.get("Content-Type"),
+                "path": url.path,
+                "json": body,
+            }
+        )
+
+    def do_GET(self):
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if url.path == "/jwks":
+            return self.send(200, json.dumps(Platform(base=BASE, tool=TOOL).get_jwks()))
+        if url.path == "/launch":
+            hint = json.dumps(
+                {
+                    "user": query.get("user", "learner-1"),
+                    "name": query.get("name", "Ada Lovelace"),
+                    "target": query.get("target", ""),
+                    "tamper": query.get("tamper", ""),
+                }
+            )
+            platform = Platform(base=BASE, tool=TOOL)
+            login = Login(self.request_of(), platform)
+            login.set_lti_message_hint(hint=hint)
+            target = query.get("target", "")
+            if target:
+                login.set_launch_url(f"{TOOL}/lti/launch?{target}")
+            return self.send(302, "", headers=[("Location", login.initiate_login(query.get("user", "learner-1")))])
+        if url.path == "/authorize":
+            hint = json.loads(query.get("lti_message_hint", "{}"))
+            tamper = hint.get("tamper", "")
+            platform = Platform(
+                base=BASE, tool=TOOL, private_key=OTHER_PRIVATE if tamper == "other-key" else None
+            )
+            launch = Launch(self.request_of(), platform)
+            launch._registration = platform.get_registration()
+            if hint.get("target"):
+                launch.set_launch_url(f"{TOOL}/lti/launch?{hint['target']}")
+            launch.set_user_data(
+                hint.get("user", "learner-1"),
+                ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+                full_name=hint.get("name") or None,
+            )
+            launch.set_resource_link_claim("resource-link-1", title="Gradient accumulation quiz")
+            launch.set_launch_context_claim("course-1", context_title="Fine-tuning on one GPU")
+            launch.set_ags(f"{BASE}/lineitems", f"{BASE}/lineitems/{LINEITEM_ID}")
+            launch.set_extra_claims(
+                {"https://purl.imsglobal.org/spec/lti/claim/tool_platform": {"name": "lti1p3platform test LMS", "guid": "test-lms"}}
+            )
+            if tamper == "expired":
+                launch.set_id_token_expiration(-600)
+            if tamper == "wrong-audience":
+                launch.set_extra_claims({"aud": "another-tool", "azp": "another-tool"})
+            if tamper == "unknown-deployment":
+                launch.set_extra_claims({"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "deployment-unknown"})
+            try:
+                page = launch.lti_launch()
+            except Exception as error:  # the package refused the tool's authentication request
+                return self.send(400, f"refused: {error!r}", "text/plain")
+            return self.send(200, page, "text/html; charset=utf-8")
+        if url.path == "/course":
+            # The course page: the activity in an iframe, as Moodle and Canvas embed a tool.
+            frame = html.escape("/launch?" + url.query)
+            page = (
+                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Course</title></head><body>"
+                "<main><h1>Fine-tuning on one GPU</h1>"
+                f'<iframe title="Gradient Accumulation Lab" src="{frame}" width="960" height="1400"></iframe>'
+                "</main></body></html>"
+            )
+            return self.send(200, page, "text/html; charset=utf-8")
+        if url.path == "/replay":
+            with LOCK:
+                last = STATE["last_launch"]
+            if not last:
+                return self.send(404, "no launch yet", "text/plain")
+            return self.send(200, launch_form(last), "text/html; charset=utf-8")
+        if url.path.startswith("/lineitems/") and url.path.endswith("/results"):
+            line_item = url.path.split("/")[2]
+            service = Gradebook(self.request_of(), Platform(base=BASE, tool=TOOL), f"{BASE}/lineitems", f"{BASE}/lineitems/{line_item}")
+            response = service.handle_resp(service.handle_get_results, line_item_id=line_item)
+            return self.send(response.code, json.dumps(response.result), response.media_type)
+        if url.path == "/gradebook.json":
+            with LOCK:
+                return self.send(200, json.dumps(STATE["scores"]))
+        return self.send(404, "not found", "text/plain")
+
+    def do_POST(self):
+        url = urlparse(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode()
+        if url.path == "/token":
+            form = {k: v[0] for k, v in parse_qs(raw).items()}
+            try:
+                token = Platform(base=BASE, tool=TOOL).get_access_token(form)
+            except Exception as error:
+                return self.send(400, json.dumps({"error": "invalid_client", "error_description": repr(error)}))
+            return self.send(200, json.dumps(token))
+        if url.path.startswith("/lineitems/") and url.path.endswith("/scores"):
+            line_item = url.path.split("/")[2]
+            if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
+                return self.send(415, "scores must be application/vnd.ims.lis.v1.score+json", "text/plain")
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return self.send(400, "not JSON", "text/plain")
+            service = Gradebook(self.request_of(body=body), Platform(base=BASE, tool=TOOL), f"{BASE}/lineitems", f"{BASE}/lineitems/{line_item}")
+            try:
+                response = service.handle_resp(service.handle_update_score, line_item_id=line_item)
+            except Exception as error:
+                return self.send(401, repr(error), "text/plain")
+            return self.send(response.code, json.dumps({"status": response.message}))
+        return self.send(404, "not found", "text/plain")
+
+
+def main():
+    global BASE, TOOL
+    port, TOOL = int(sys.argv[1]), sys.argv[2].rstrip("/")
+    # localhost, not 127.0.0.1: the tool is another site, as a real platform and tool are.
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    BASE = f"http://localhost:{server.server_address[1]}"
+    print(
+        json.dumps(
+            {
+                "issuer": BASE,
+                "client_id": CLIENT_ID,
+                "deployment_id": DEPLOYMENT_ID,
+                "auth_login_url": f"{BASE}/authorize",
+                "auth_token_url": f"{BASE}/token",
+                "keyset_url": f"{BASE}/jwks",
+            }
+        ),
+        flush=True,
+    )
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

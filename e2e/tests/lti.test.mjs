@@ -1,0 +1,227 @@
+// LTI 1.3 end to end against a real platform implementation: the PyPI package `lti1p3platform`
+// (e2e/lti-platform/platform.py runs it on loopback) and the real issuer (`gradlab issuer serve`
+// with the built app), on SQLite and, when the test script started one, PostgreSQL. A learner
+// launches the quiz from the course, passes it, and the score the server graded reaches the
+// platform's gradebook through AGS; launches a tool must refuse are refused, each with its own
+// message; and the launch works inside the course's iframe without any cookie.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { launchBrowser, screenshot, expectAccessible, repoRoot } from '../harness.mjs';
+import { passTheQuiz } from '../quiz-helpers.mjs';
+import { GRADLAB, freePort, startIssuer } from '../issuer-helpers.mjs';
+
+const run = promisify(execFile);
+const PYTHON = process.env.GRADLAB_LTI_PYTHON ?? join(repoRoot, 'target', 'lti-platform-venv', 'bin', 'python');
+
+/** Starts the platform; resolves to its registration (printed as JSON on its first line). */
+function startPlatform(toolUrl) {
+  const child = spawn(PYTHON, [join(repoRoot, 'e2e', 'lti-platform', 'platform.py'), '0', toolUrl], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`the LTI platform did not start in 60 s:\n${stderr}`)), 60_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (stdout.includes('\n')) {
+        clearTimeout(timer);
+        resolve({ ...JSON.parse(stdout.split('\n')[0]), stop: () => child.kill('SIGTERM') });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the LTI platform exited (${code}):\n${stderr}`));
+    });
+  });
+}
+
+/** A fresh database on the test PostgreSQL server, when the test script started one. */
+async function freshPostgres(name) {
+  const admin = process.env.GRADLAB_TEST_POSTGRES_URL;
+  if (!admin) return null;
+  await run('psql', [admin, '-q', '-c', `CREATE DATABASE ${name}`]);
+  return `${admin.slice(0, admin.lastIndexOf('/'))}/${name}`;
+}
+
+const setups = [];
+
+/** Waits for the grade to reach the course; a timeout says where it stood and what the servers logged. */
+async function delivered(frame, issuer) {
+  const grade = frame.locator('[data-testid="lti-grade"]');
+  try {
+    await frame.locator('[data-testid="lti-grade"][data-delivery="delivered"]').waitFor({ timeout: 30_000 });
+  } catch (error) {
+    const shown = (await grade.count()) > 0 ? `${await grade.getAttribute('data-delivery')}: ${await grade.textContent()}` : 'no grade shown';
+    throw new Error(`the grade did not reach the course by ${new Date().toISOString()} (${shown}; ${String(error.message).split('\n')[0]})\nissuer log:\n${issuer.stderr().slice(-2000)}`);
+  }
+  return grade;
+}
+
+before(async () => {
+  const databases = [{ label: 'sqlite', url: null }];
+  const postgres = await freshPostgres(`gradlab_lti_e2e_${process.pid}`);
+  if (postgres) databases.push({ label: 'postgres', url: postgres });
+  for (const database of databases) {
+    const port = await freePort();
+    const dataDir = await mkdtemp(join(tmpdir(), 'gradlab-lti-e2e-'));
+    const storage = ['--data-dir', dataDir, ...(database.url ? ['--database-url', database.url] : [])];
+    const issuer = await startIssuer(port, dataDir, database.url ? ['--database-url', database.url] : []);
+    const platform = await startPlatform(issuer.url);
+    // The README's manual registration, with what the platform says of itself.
+    const { stdout } = await run(GRADLAB, [
+      'issuer', 'lti', 'add-platform', ...storage,
+      '--issuer', platform.issuer,
+      '--client-id', platform.client_id,
+      '--deployment-id', platform.deployment_id,
+      '--auth-login-url', platform.auth_login_url,
+      '--auth-token-url', platform.auth_token_url,
+      '--keyset-url', platform.keyset_url,
+    ]);
+    assert.match(stdout, /^registered LTI platform /);
+    setups.push({ database: database.label, issuer, platform, dataDir });
+  }
+  if (!postgres) console.log('# GRADLAB_TEST_POSTGRES_URL is not set: the LTI tests ran on SQLite only');
+});
+
+after(async () => {
+  for (const { issuer, platform, dataDir } of setups) {
+    platform.stop();
+    await issuer.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+async function gradebook(platform) {
+  const reply = await fetch(`${platform.issuer}/gradebook.json`);
+  return reply.json();
+}
+
+test('a launch opens the quiz signed in, and the score the server graded reaches the gradebook', async () => {
+  for (const { database, issuer, platform } of setups) {
+    const browser = await launchBrowser({ webgpu: false });
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${platform.issuer}/launch?user=learner-42&name=${encodeURIComponent('Ada Lovelace')}`);
+      const banner = page.getByTestId('lti-banner');
+      await page.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+      const text = await banner.textContent();
+      assert.match(text, /Ada Lovelace/, `${database}: ${text}`);
+      assert.match(text, /Fine-tuning on one GPU/);
+      assert.match(text, /lti1p3platform test LMS/);
+      // The session token left the address bar at once; it lives in this tab only.
+      const url = new URL(page.url());
+      assert.equal(url.origin, issuer.url);
+      assert.equal(url.hash, '', 'no token in the URL');
+      assert.equal(url.searchParams.get('view'), 'quiz');
+      assert.match(await page.evaluate(() => sessionStorage.getItem('gradlab.lti.session')), /^[A-Za-z0-9_-]{43}$/);
+
+      const percent = await passTheQuiz(page, 2);
+      const grade = await delivered(page, issuer);
+      assert.match(await grade.textContent(), new RegExp(`${percent} %.*gradebook`));
+      const scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-42');
+      assert.equal(scores.length, 1, `${database}: ${JSON.stringify(scores)}`);
+      assert.equal(scores[0].scoreGiven, percent);
+      assert.equal(scores[0].scoreMaximum, 100);
+      assert.equal(scores[0].activityProgress, 'Completed');
+      assert.equal(scores[0].gradingProgress, 'FullyGraded');
+      assert.match(scores[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // The certificate form carries the name the platform sent.
+      assert.equal(await page.getByTestId('cert-name').inputValue(), 'Ada Lovelace');
+      assert.deepEqual(await context.cookies(), [], 'no cookie anywhere');
+      if (database === 'sqlite') {
+        await screenshot(page, 'lti-quiz-graded');
+        await expectAccessible(page, 'the quiz after an LTI launch');
+      }
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  }
+});
+
+const refusals = [
+  { tamper: 'other-key', code: 'bad-signature', words: /signature does not match/ },
+  { tamper: 'expired', code: 'expired', words: /expired/ },
+  { tamper: 'wrong-audience', code: 'wrong-audience', words: /meant for another tool/ },
+  { tamper: 'unknown-deployment', code: 'unknown-deployment', words: /deployment-unknown.*not registered/ },
+];
+
+test('launches a tool must refuse are refused, each with its own message and log line', async () => {
+  for (const { database, issuer, platform } of setups) {
+    const browser = await launchBrowser({ webgpu: false });
+    try {
+      const page = await browser.newPage();
+      for (const { tamper, code, words } of refusals) {
+        await page.goto(`${platform.issuer}/launch?user=learner-9&tamper=${tamper}`);
+        const refusal = page.locator('#lti-refusal');
+        await refusal.waitFor();
+        assert.equal(await refusal.getAttribute('data-code'), code, `${database} ${tamper}`);
+        assert.match(await refusal.textContent(), words, `${database} ${tamper}`);
+        assert.match(issuer.stderr(), new RegExp(`LTI launch refused \\(${code}\\)`));
+        if (database === 'sqlite' && tamper === 'other-key') {
+          await screenshot(page, 'lti-launch-refused');
+          await expectAccessible(page, 'a refused launch');
+        }
+      }
+      // A good launch, then the same id_token and state posted again: the nonce is used once.
+      await page.goto(`${platform.issuer}/launch?user=learner-10`);
+      await page.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+      await page.goto(`${platform.issuer}/replay`);
+      const replayed = page.locator('#lti-refusal');
+      await replayed.waitFor();
+      assert.equal(await replayed.getAttribute('data-code'), 'replayed', database);
+      assert.match(await replayed.textContent(), /already used/);
+      // No refused launch left a score or a session behind.
+      assert.deepEqual((await gradebook(platform)).filter((s) => s.userId === 'learner-9'), []);
+    } finally {
+      await browser.close();
+    }
+  }
+});
+
+// Chromium blocks this cross-site frame's storage (third-party storage blocking, as Safari and
+// Chrome with blocking on do): the session lives in the page, never in a cookie or storage.
+test('inside the course page\'s iframe, on another site, the launch needs no cookie or storage', async () => {
+  const { issuer, platform } = setups[0];
+  const browser = await launchBrowser({ webgpu: false });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${platform.issuer}/course?user=learner-77&name=${encodeURIComponent('Grace Hopper')}`);
+    const frame = page.frameLocator('iframe');
+    await frame.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+    assert.match(await frame.getByTestId('lti-banner').textContent(), /Grace Hopper/);
+    const inner = page.frames().find((f) => f.url().startsWith(issuer.url));
+    assert.ok(inner, 'the Lab runs in the iframe');
+    const storage = await inner.evaluate(() => {
+      try {
+        sessionStorage.setItem('probe', '1');
+        return 'available';
+      } catch {
+        return 'blocked';
+      }
+    });
+    console.log(`# the cross-site frame's storage: ${storage}`);
+    await passTheQuiz(inner, 0);
+    await delivered(frame, issuer);
+    const scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-77');
+    assert.equal(scores.length, 1);
+    assert.equal(scores[0].scoreGiven, 100);
+    assert.deepEqual(await context.cookies(), [], 'the launch set and needed no cookie');
+    await screenshot(page, 'lti-quiz-in-course-iframe');
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,0 +1,71 @@
+-- LTI 1.3 (crates/issuer/src/lti): the platforms this tool is registered with, their
+-- deployments, the logins in flight, the sessions of launched learners and the scores waiting
+-- for (or delivered to) a platform's gradebook. The PostgreSQL twin has the same tables, columns
+-- and meaning. Times are Unix seconds.
+CREATE TABLE lti_platforms (
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    auth_login_url TEXT NOT NULL,
+    auth_token_url TEXT NOT NULL,
+    keyset_url TEXT NOT NULL,
+    registered_at BIGINT NOT NULL,
+    PRIMARY KEY (issuer, client_id)
+);
+
+CREATE TABLE lti_deployments (
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    deployment_id TEXT NOT NULL,
+    PRIMARY KEY (issuer, client_id, deployment_id),
+    FOREIGN KEY (issuer, client_id) REFERENCES lti_platforms (issuer, client_id)
+);
+
+-- One row per OIDC login initiation: the state and nonce sent to the platform. A launch takes
+-- its row once (used_at), so a replayed id_token or state is refused.
+CREATE TABLE lti_logins (
+    state TEXT PRIMARY KEY,
+    nonce TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    target_link_uri TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    used_at BIGINT
+);
+
+-- A verified launch: who the platform says the learner is, where from, and what to open. The
+-- page holds the session token; only its SHA-256 is stored.
+CREATE TABLE lti_sessions (
+    token_sha256 TEXT PRIMARY KEY,
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    deployment_id TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    name TEXT NOT NULL,
+    platform_name TEXT NOT NULL,
+    context_id TEXT NOT NULL,
+    context_title TEXT NOT NULL,
+    resource_link_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    -- The AGS line item of the resource link (absent: the course asked for no grade).
+    lineitem_url TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+
+-- Scores to post to a platform's AGS endpoint: the delivery loop takes the due ones, retries
+-- with backoff, and a score survives a restart of the service until the platform accepts it.
+CREATE TABLE lti_scores (
+    id INTEGER PRIMARY KEY,
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    lineitem_url TEXT NOT NULL,
+    body TEXT NOT NULL,
+    session_sha256 TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    attempts BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    delivered_at BIGINT,
+    last_error TEXT
+);
+
+CREATE INDEX lti_scores_due ON lti_scores (next_attempt_at) WHERE delivered_at IS NULL;

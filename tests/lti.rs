@@ -1,0 +1,249 @@
+//! The LTI tables through the issuer's `Store`, on a real SQLite file and a real PostgreSQL
+//! server (every body runs on both): logins taken once, sessions that expire, the score queue
+//! that survives a restart and backs off. The protocol itself runs against a real platform in
+//! e2e/tests/lti.test.mjs.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a test fails loudly"
+)]
+
+mod common;
+mod issuer_support;
+
+use gradlab::issuer::lti::launch::{PendingLogin, Platform, VerifiedLaunch};
+use gradlab::issuer::lti::scores::backoff_secs;
+use gradlab::issuer::lti::token_hash;
+use gradlab::issuer::store::Store;
+use issuer_support::databases;
+
+const NOW: i64 = 1_800_000_000;
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+fn platform(issuer: &str, client_id: &str) -> Platform {
+    Platform {
+        issuer: issuer.into(),
+        client_id: client_id.into(),
+        auth_login_url: format!("{issuer}/auth"),
+        auth_token_url: format!("{issuer}/token"),
+        keyset_url: format!("{issuer}/jwks"),
+    }
+}
+
+fn launch(lineitem: Option<&str>) -> VerifiedLaunch {
+    VerifiedLaunch {
+        issuer: "https://lms.example".into(),
+        client_id: "lab".into(),
+        deployment_id: "d1".into(),
+        subject: "learner-1".into(),
+        name: "Ada Lovelace".into(),
+        platform_name: "Moodle".into(),
+        context_id: "c1".into(),
+        context_title: "Fine-tuning".into(),
+        resource_link_id: "r1".into(),
+        target_link_uri: "https://lab.example/lti/launch".into(),
+        lineitem_url: lineitem.map(str::to_string),
+    }
+}
+
+#[test]
+fn platforms_are_registered_updated_and_found_by_issuer_and_client() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let moodle = platform("https://lms.example", "lab");
+            store.add_lti_platform(&moodle, "d1", NOW).await.unwrap();
+            store.add_lti_platform(&moodle, "d2", NOW).await.unwrap();
+            let mut moved = moodle.clone();
+            moved.keyset_url = "https://lms.example/keys-v2".into();
+            store.add_lti_platform(&moved, "d1", NOW).await.unwrap();
+            let all = store.lti_platforms().await.unwrap();
+            assert_eq!(
+                all,
+                vec![(moved.clone(), vec!["d1".to_string(), "d2".to_string()])],
+                "{}",
+                database.label()
+            );
+            // Without a client id, the issuer alone names it while it has one registration.
+            assert_eq!(
+                store.lti_platform("https://lms.example", None).await.unwrap(),
+                Some(moved.clone())
+            );
+            assert_eq!(
+                store.lti_platform("https://lms.example", Some("lab")).await.unwrap(),
+                Some(moved.clone())
+            );
+            assert_eq!(
+                store.lti_platform("https://lms.example", Some("other")).await.unwrap(),
+                None
+            );
+            assert_eq!(
+                store.lti_platform("https://elsewhere.example", None).await.unwrap(),
+                None
+            );
+            store
+                .add_lti_platform(&platform("https://lms.example", "second"), "d9", NOW)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.lti_platform("https://lms.example", None).await.unwrap(),
+                None,
+                "ambiguous"
+            );
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_login_is_taken_once_and_only_while_fresh() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let login = PendingLogin {
+                nonce: "n1".into(),
+                issuer: "https://lms.example".into(),
+                client_id: "lab".into(),
+                target_link_uri: "https://lab.example/lti/launch".into(),
+            };
+            store.begin_lti_login("s1", &login, NOW).await.unwrap();
+            store.begin_lti_login("s2", &login, NOW - 700).await.unwrap();
+            assert_eq!(
+                store.take_lti_login("s1", NOW + 5, 600).await.unwrap(),
+                Ok(login.clone())
+            );
+            assert_eq!(
+                store.take_lti_login("s1", NOW + 6, 600).await.unwrap(),
+                Err(true),
+                "replayed"
+            );
+            assert_eq!(
+                store.take_lti_login("s2", NOW, 600).await.unwrap(),
+                Err(false),
+                "too old"
+            );
+            assert_eq!(
+                store.take_lti_login("nope", NOW, 600).await.unwrap(),
+                Err(false),
+                "unknown"
+            );
+            // Logins older than a day are forgotten when the next one begins.
+            store.begin_lti_login("s3", &login, NOW + 90_000).await.unwrap();
+            assert_eq!(store.take_lti_login("s1", NOW + 90_000, 600).await.unwrap(), Err(false));
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_session_is_found_by_its_token_hash_until_it_expires() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let hash = token_hash("token-1");
+            store
+                .start_lti_session(
+                    &hash,
+                    &launch(Some("https://lms.example/li/1")),
+                    "view=quiz",
+                    NOW,
+                    NOW + 100,
+                )
+                .await
+                .unwrap();
+            let session = store.lti_session(&hash, NOW + 99).await.unwrap().unwrap();
+            assert_eq!(
+                (session.name.as_str(), session.subject.as_str()),
+                ("Ada Lovelace", "learner-1")
+            );
+            assert_eq!(session.lineitem_url.as_deref(), Some("https://lms.example/li/1"));
+            assert_eq!(session.target, "view=quiz");
+            assert_eq!(
+                store.lti_session(&hash, NOW + 100).await.unwrap(),
+                None,
+                "{}: expired",
+                database.label()
+            );
+            assert_eq!(store.lti_session(&token_hash("token-2"), NOW).await.unwrap(), None);
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_queued_score_survives_a_restart_backs_off_and_is_delivered_once() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let hash = token_hash("token-1");
+        let id = block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            store
+                .start_lti_session(
+                    &hash,
+                    &launch(Some("https://lms.example/li/1")),
+                    "view=quiz",
+                    NOW,
+                    NOW + 100,
+                )
+                .await
+                .unwrap();
+            let session = store.lti_session(&hash, NOW).await.unwrap().unwrap();
+            let id = store
+                .queue_lti_score(&session, &hash, "https://lms.example/li/1", r#"{"scoreGiven":85}"#, NOW)
+                .await
+                .unwrap();
+            store.close().await;
+            id
+        });
+        // A new process on the same database finds it due.
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let (due, next) = store.due_lti_scores(NOW, 16).await.unwrap();
+            assert_eq!(due.len(), 1, "{}", database.label());
+            assert_eq!(
+                (due[0].id, due[0].body.as_str(), due[0].attempts),
+                (id, r#"{"scoreGiven":85}"#, 0)
+            );
+            assert_eq!(next, None);
+            store
+                .lti_score_failed(id, "scores endpoint answered 503", NOW + backoff_secs(0))
+                .await
+                .unwrap();
+            let (due, next) = store.due_lti_scores(NOW + 1, 16).await.unwrap();
+            assert!(due.is_empty());
+            assert_eq!(next, Some(NOW + 5));
+            let pending = store.lti_score(id, &hash).await.unwrap().unwrap();
+            assert_eq!(
+                (pending.attempts, pending.last_error.as_deref()),
+                (1, Some("scores endpoint answered 503"))
+            );
+            assert_eq!(
+                store.lti_score(id, &token_hash("another session")).await.unwrap(),
+                None,
+                "not another session's"
+            );
+            let (due, _) = store.due_lti_scores(NOW + 5, 16).await.unwrap();
+            assert_eq!(due.len(), 1);
+            store.lti_score_delivered(id, NOW + 6).await.unwrap();
+            let (due, next) = store.due_lti_scores(NOW + 10_000, 16).await.unwrap();
+            assert!(due.is_empty() && next.is_none(), "delivered once");
+            let delivered = store.lti_score(id, &hash).await.unwrap().unwrap();
+            assert_eq!(
+                (delivered.delivered_at, delivered.attempts, delivered.last_error),
+                (Some(NOW + 6), 2, None)
+            );
+            store.close().await;
+        });
+    }
+}
