@@ -247,3 +247,92 @@ fn a_queued_score_survives_a_restart_backs_off_and_is_delivered_once() {
         });
     }
 }
+
+#[test]
+fn one_loop_takes_a_due_score_and_a_newer_grade_replaces_an_undelivered_one() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let hash = token_hash("token-1");
+            store
+                .start_lti_session(
+                    &hash,
+                    &launch(Some("https://lms.example/li/1")),
+                    "view=quiz",
+                    NOW,
+                    NOW + 100,
+                )
+                .await
+                .unwrap();
+            let session = store.lti_session(&hash, NOW).await.unwrap().unwrap();
+            let first = store
+                .queue_lti_score(&session, &hash, "https://lms.example/li/1", r#"{"scoreGiven":40}"#, NOW)
+                .await
+                .unwrap();
+            let second = store
+                .queue_lti_score(&session, &hash, "https://lms.example/li/1", r#"{"scoreGiven":90}"#, NOW)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.lti_score(first, &hash).await.unwrap(),
+                None,
+                "{}: replaced",
+                database.label()
+            );
+            let (due, _) = store.due_lti_scores(NOW, 16).await.unwrap();
+            assert_eq!(due.len(), 1);
+            assert_eq!((due[0].id, due[0].body.as_str()), (second, r#"{"scoreGiven":90}"#));
+            // Two loops (two instances on one database) read it; only the first takes it.
+            assert!(store.lease_lti_score(&due[0], NOW + 120).await.unwrap());
+            assert!(!store.lease_lti_score(&due[0], NOW + 120).await.unwrap());
+            assert!(
+                store.due_lti_scores(NOW + 119, 16).await.unwrap().0.is_empty(),
+                "held while posted"
+            );
+            store.lti_score_delivered(second, NOW + 1).await.unwrap();
+            // A failure reported late cannot undo the delivery.
+            store.lti_score_failed(second, "late", NOW + 5).await.unwrap();
+            let delivered = store.lti_score(second, &hash).await.unwrap().unwrap();
+            assert_eq!((delivered.delivered_at, delivered.last_error), (Some(NOW + 1), None));
+            // A delivered grade is never replaced: the next one is queued beside it.
+            let third = store
+                .queue_lti_score(
+                    &session,
+                    &hash,
+                    "https://lms.example/li/1",
+                    r#"{"scoreGiven":95}"#,
+                    NOW + 2,
+                )
+                .await
+                .unwrap();
+            assert!(store.lti_score(second, &hash).await.unwrap().is_some());
+            assert_ne!(third, second);
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn every_instances_tool_key_is_published() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let a = (String::from("kid-a"), String::from(r#"{"kid":"kid-a"}"#));
+            let b = (String::from("kid-b"), String::from(r#"{"kid":"kid-b"}"#));
+            store.register_lti_tool_keys(std::slice::from_ref(&a), NOW).await.unwrap();
+            store
+                .register_lti_tool_keys(&[b.clone(), a.clone()], NOW + 1)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.lti_tool_keys().await.unwrap(),
+                vec![b.1, a.1],
+                "{}",
+                database.label()
+            );
+            store.close().await;
+        });
+    }
+}

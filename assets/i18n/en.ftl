@@ -748,4 +748,5 @@ lti-grade-delivered = Your score of { $percent } % has reached your course's gra
 lti-grade-not-graded = Score { $percent } %. Your course asked for no grade, so nothing was sent to it.
 lti-grade-expired = Your course sign-in has expired, so the score was not sent. Open the activity from your course again: your answers are kept.
 lti-grade-failed = The score could not be sent ({ $reason }).
+lti-name-from-platform = Your course platform gave this name; the certificate carries it.
 lti-grade-try-again = Send again

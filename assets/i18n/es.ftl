@@ -748,4 +748,5 @@ lti-grade-delivered = Tu nota de { $percent } % ha llegado al libro de calificac
 lti-grade-not-graded = Nota: { $percent } %. Tu curso no pidió calificación, así que no se le envió nada.
 lti-grade-expired = Tu acceso desde el curso ha caducado, así que la nota no se envió. Abre de nuevo la actividad desde tu curso: tus respuestas se conservan.
 lti-grade-failed = No se pudo enviar la nota ({ $reason }).
+lti-name-from-platform = Este nombre lo dio tu plataforma de cursos; el certificado lo lleva.
 lti-grade-try-again = Enviar de nuevo

@@ -137,8 +137,17 @@ test('a launch opens the quiz signed in, and the score the server graded reaches
       assert.equal(scores[0].activityProgress, 'Completed');
       assert.equal(scores[0].gradingProgress, 'FullyGraded');
       assert.match(scores[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      // The certificate form carries the name the platform sent.
+      // The certificate names whom the platform authenticated: the form shows that name (read
+      // only), and the server takes it from the session whatever name a request carries.
       assert.equal(await page.getByTestId('cert-name').inputValue(), 'Ada Lovelace');
+      assert.equal(await page.getByTestId('cert-name').getAttribute('readonly'), '');
+      await page.route('**/api/credentials', (route) => {
+        const body = JSON.parse(route.request().postData());
+        route.continue({ postData: JSON.stringify({ ...body, name: 'Somebody Else' }) });
+      });
+      await page.getByTestId('get-certificate').click();
+      await page.getByTestId('certificate').waitFor();
+      assert.match(await page.getByTestId('cert-holder').textContent(), /Ada Lovelace/, database);
       assert.deepEqual(await context.cookies(), [], 'no cookie anywhere');
       if (database === 'sqlite') {
         await screenshot(page, 'lti-quiz-graded');
@@ -221,6 +230,36 @@ test('inside the course page\'s iframe, on another site, the launch needs no coo
     assert.equal(scores[0].scoreGiven, 100);
     assert.deepEqual(await context.cookies(), [], 'the launch set and needed no cookie');
     await screenshot(page, 'lti-quiz-in-course-iframe');
+  } finally {
+    await browser.close();
+  }
+});
+
+test('a launch into a Lab experiment records its completion in the gradebook once it has trained', async () => {
+  const { issuer, platform } = setups[0];
+  const browser = await launchBrowser({ webgpu: false });
+  try {
+    const page = await browser.newPage();
+    const target = encodeURIComponent('view=lab&scenario=scaling');
+    await page.goto(`${platform.issuer}/launch?user=learner-55&target=${target}`);
+    await page.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
+    // The app has started: it took the token out of the address bar first thing.
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('scenario'), 'scaling', page.url());
+    assert.equal(url.hash, '', 'the token left the address bar');
+    await page.getByTestId('play').click();
+    // The platform's gradebook is the state waited on: the completion arrives once trained.
+    const deadline = Date.now() + 90_000;
+    let scores = [];
+    while (scores.length === 0 && Date.now() < deadline) {
+      scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-55');
+      if (scores.length === 0) await new Promise((resolve) => setTimeout(resolve, 250)); // between polls of the state
+    }
+    assert.equal(scores.length, 1, `no completion reached the gradebook\n${issuer.stderr().slice(-1500)}`);
+    assert.deepEqual(
+      [scores[0].scoreGiven, scores[0].scoreMaximum, scores[0].activityProgress, scores[0].gradingProgress],
+      [1, 1, 'Completed', 'FullyGraded'],
+    );
   } finally {
     await browser.close();
   }

@@ -69,3 +69,11 @@ CREATE TABLE lti_scores (
 );
 
 CREATE INDEX lti_scores_due ON lti_scores (next_attempt_at) WHERE delivered_at IS NULL;
+
+-- The tool's public keys (JWK JSON), as /lti/jwks.json publishes them: every instance sharing
+-- this database registers its own key, so a platform verifies whichever instance signed.
+CREATE TABLE lti_tool_keys (
+    kid TEXT PRIMARY KEY,
+    jwk TEXT NOT NULL,
+    registered_at BIGINT NOT NULL
+);

@@ -55,7 +55,8 @@ CREATE TABLE lti_sessions (
 -- Scores to post to a platform's AGS endpoint: the delivery loop takes the due ones, retries
 -- with backoff, and a score survives a restart of the service until the platform accepts it.
 CREATE TABLE lti_scores (
-    id INTEGER PRIMARY KEY,
+    -- AUTOINCREMENT: a replaced score's id is never reused (a page may still ask about it).
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     issuer TEXT NOT NULL,
     client_id TEXT NOT NULL,
     lineitem_url TEXT NOT NULL,
@@ -69,3 +70,11 @@ CREATE TABLE lti_scores (
 );
 
 CREATE INDEX lti_scores_due ON lti_scores (next_attempt_at) WHERE delivered_at IS NULL;
+
+-- The tool's public keys (JWK JSON), as /lti/jwks.json publishes them: every instance sharing
+-- this database registers its own key, so a platform verifies whichever instance signed.
+CREATE TABLE lti_tool_keys (
+    kid TEXT PRIMARY KEY,
+    jwk TEXT NOT NULL,
+    registered_at BIGINT NOT NULL
+);

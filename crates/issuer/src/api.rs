@@ -23,6 +23,7 @@ use super::request::{IssueRequest, MAX_BODY_BYTES};
 use super::store::{AttemptCredential, NewCredential, Store, Stored};
 use super::{now_rfc3339, today, IssuerError};
 use gradlab_credential::did_web::DidDocument;
+use gradlab_credential::normalize_learner_name;
 use gradlab_credential::open_badge::{unsigned_credential, CredentialInput};
 use gradlab_credential::status_list::{
     status_position, unsigned_status_list_credential, Bitstring, StatusEntry, LIST_BITS,
@@ -240,6 +241,11 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
             return Ok(response);
         }
     }
+    // After an LTI launch the certificate names whom the course platform authenticated.
+    let lti_session = match super::lti::routes::bearer_session(&state, request.headers()).await {
+        Ok(session) => session,
+        Err(refusal) => return Ok(refusal),
+    };
     if !is_json(request.headers()) {
         return Err(Problem::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -258,7 +264,7 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
                 format!("at most {MAX_BODY_BYTES} bytes"),
             )
         })?;
-    let request = IssueRequest::parse(&body, &state.banks).map_err(|e| {
+    let mut request = IssueRequest::parse(&body, &state.banks).map_err(|e| {
         Problem::new(
             StatusCode::BAD_REQUEST,
             "malformed",
@@ -267,6 +273,10 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         )
         .with("field", e.field.clone())
     })?;
+    // The platform's name when it sent one (a launch without a name keeps the typed one).
+    if let Some(name) = lti_session.and_then(|s| normalize_learner_name(&s.name).ok()) {
+        request.name = name;
+    }
     // One attempt, one credential: an attempt that has one gets it again, whatever name or
     // answers this request carries.
     if let Some(earlier) = attempt_credential(&state, request.attempt_id.as_deref()).await? {

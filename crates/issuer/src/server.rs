@@ -54,6 +54,9 @@ pub async fn prepare(config: &ServeConfig) -> Result<(Arc<IssuerState>, Vec<Stri
     store
         .register_key(key.key_id(), &key.public_key_multibase(), &now_rfc3339())
         .await?;
+    store
+        .register_lti_tool_keys(&tool_key.published(), super::lti::unix_now())
+        .await?;
     let state = IssuerState {
         writer: Writer::start(store.clone()),
         serials: Serials::default(),

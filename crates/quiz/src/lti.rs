@@ -11,6 +11,13 @@ use super::issuance::Reply;
 /// Where the page posts the answers and asks about the session (relative to the app).
 pub const SESSION_PATH: &str = "lti/session";
 pub const SCORES_PATH: &str = "lti/scores";
+/// Where a Lab page launched into an experiment reports that the learner trained it.
+pub const COMPLETION_PATH: &str = "lti/completion";
+
+/// The body of a completion report.
+pub fn completion_body(scenario: &str) -> String {
+    serde_json::json!({ "scenario": scenario }).to_string()
+}
 
 /// The session token from a launch's fragment (`#lti=TOKEN`, perhaps among other fragment
 /// parameters); `None` when the fragment carries none or a token of unexpected form.

@@ -294,6 +294,8 @@ pub mod components {
 /// Mounts the Lab's document (`index.html`) on `<body>`.
 pub fn start_lab() {
     console_error_panic_hook::set_once();
+    // A launch from a course platform may open an experiment: its session leaves the URL too.
+    lti::capture_launch_token();
     mount_to_body(|| view! { <Root document=Document::Lab page_view=lab_document_page /> });
 }
 

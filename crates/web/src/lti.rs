@@ -11,7 +11,9 @@ use leptos::prelude::*;
 use crate::browser;
 use crate::i18n::{msg, tr};
 use gradlab_i18n::Msg;
-use gradlab_quiz::lti::{token_from_fragment, GradeDelivery, SessionState, SCORES_PATH, SESSION_PATH};
+use gradlab_quiz::lti::{
+    completion_body, token_from_fragment, GradeDelivery, SessionState, COMPLETION_PATH, SCORES_PATH, SESSION_PATH,
+};
 
 /// This tab's session token: sessionStorage, so neither other tabs nor a later visit reuse it.
 const TOKEN_KEY: &str = "gradlab.lti.session";
@@ -41,6 +43,25 @@ fn launch_token() -> Option<String> {
         .or_else(|| browser::tab_load(TOKEN_KEY))
 }
 
+/// Whether this page was launched from a course.
+pub fn launched() -> bool {
+    launch_token().is_some()
+}
+
+/// After a launch into a Lab experiment: tells the server the learner trained `scenario`, which
+/// records the activity's completion in the course's gradebook (the server decides whether it
+/// is the experiment the course linked).
+pub fn report_completion(scenario: &str) {
+    let Some(token) = launch_token() else { return };
+    let body = completion_body(scenario);
+    leptos::task::spawn_local(async move {
+        let url = browser::api_url(COMPLETION_PATH);
+        if let Err(reason) = browser::fetch_as("POST", &url, Some(&body), Some(&token)).await {
+            web_sys::console::warn_1(&format!("the course did not hear of this experiment: {reason}").into());
+        }
+    });
+}
+
 /// The page's link to the course it was launched from.
 #[derive(Clone, Copy)]
 pub struct LtiLink {
@@ -66,6 +87,11 @@ impl LtiLink {
         Some(link)
     }
 
+    /// The session token, for the page's requests to its own server.
+    pub fn bearer(self) -> String {
+        self.token.get_value()
+    }
+
     /// The platform's name for the learner, once the session is known.
     pub fn learner_name(self) -> Option<String> {
         self.session.with(|s| match s {
@@ -88,9 +114,21 @@ impl LtiLink {
             let token = self.token.get_value();
             let reply = browser::fetch_as("POST", &browser::api_url(SCORES_PATH), Some(&body), Some(&token)).await;
             self.grade.set(GradeDelivery::from_post_reply(reply));
-            while let GradeDelivery::Pending { id, retry_in_secs, .. } = self.grade.get_untracked() {
-                // Soon after a new score (the server posts at once), then as the retries go.
-                let wait = i32::try_from(retry_in_secs.clamp(1, 30) * 1000).unwrap_or(30_000);
+            while let GradeDelivery::Pending {
+                id,
+                retry_in_secs,
+                last_error,
+                ..
+            } = self.grade.get_untracked()
+            {
+                // Every second while the first post is under way (the server posts at once),
+                // then as the retries go.
+                let secs = if last_error.is_none() {
+                    1
+                } else {
+                    retry_in_secs.clamp(1, 30)
+                };
+                let wait = i32::try_from(secs * 1000).unwrap_or(30_000);
                 browser::sleep_ms(wait).await;
                 let url = browser::api_url(&format!("{SCORES_PATH}/{id}"));
                 let reply = browser::fetch_as("GET", &url, None, Some(&token)).await;

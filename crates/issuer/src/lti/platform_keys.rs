@@ -15,6 +15,9 @@ use super::launch::Refusal;
 use crate::client::Client;
 
 const REFETCH_AFTER: Duration = Duration::from_secs(5);
+/// A known key is trusted this long, then the set is fetched again: a key the platform withdrew
+/// stops verifying within the hour.
+const KEEP_FOR: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Default)]
 pub struct PlatformKeys {
@@ -27,9 +30,12 @@ impl PlatformKeys {
             .sets
             .lock()
             .map_err(|_| Refusal::KeysetUnavailable("the key cache is poisoned".into()))?;
-        let Some((set, _)) = sets.get(keyset_url) else {
+        let Some((set, fetched)) = sets.get(keyset_url) else {
             return Ok(None);
         };
+        if fetched.elapsed() > KEEP_FOR {
+            return Ok(None);
+        }
         set.find(kid)
             .map(|jwk| DecodingKey::from_jwk(jwk).map_err(|e| Refusal::UnknownKey(format!("kid {kid}: {e}"))))
             .transpose()
@@ -61,8 +67,18 @@ impl PlatformKeys {
                 reply.status
             )));
         }
-        let set: JwkSet = serde_json::from_str(&reply.body)
-            .map_err(|e| Refusal::KeysetUnavailable(format!("{keyset_url} is not a JWK set: {e}")))?;
+        let set: serde_json::Value = serde_json::from_str(&reply.body)
+            .map_err(|e| Refusal::KeysetUnavailable(format!("{keyset_url} is not JSON: {e}")))?;
+        let keys = set["keys"]
+            .as_array()
+            .ok_or_else(|| Refusal::KeysetUnavailable(format!("{keyset_url} has no \"keys\"")))?;
+        // Key by key: one key of a kind this tool does not read leaves the others usable.
+        let set = JwkSet {
+            keys: keys
+                .iter()
+                .filter_map(|k| serde_json::from_value(k.clone()).ok())
+                .collect(),
+        };
         if let Ok(mut sets) = self.sets.lock() {
             sets.insert(keyset_url.to_string(), (set, Instant::now()));
         }

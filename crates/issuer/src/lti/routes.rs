@@ -36,15 +36,25 @@ pub fn router() -> Router<Arc<IssuerState>> {
         .route("/lti/session", get(session))
         .route("/lti/scores", post(post_scores))
         .route("/lti/scores/{id}", get(score_status))
+        .route("/lti/completion", post(post_completion))
 }
 
+/// Every instance's tool keys (they share the database), so a platform verifies an assertion
+/// whichever instance signed it.
 async fn jwks(State(state): State<Arc<IssuerState>>) -> Response {
+    let keys: Vec<Value> = match state.store.lti_tool_keys().await {
+        Ok(keys) => keys.iter().filter_map(|k| serde_json::from_str(k).ok()).collect(),
+        Err(e) => {
+            eprintln!("gradlab issuer: LTI: {e}");
+            return problem(StatusCode::INTERNAL_SERVER_ERROR, "internal", "try again");
+        }
+    };
     (
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, "max-age=300"),
         ],
-        state.lti.tool_key.jwks().to_string(),
+        json!({ "keys": keys }).to_string(),
     )
         .into_response()
 }
@@ -77,8 +87,10 @@ fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
 
 /// A refused login or launch: the learner's sentence on a page, the administrator's detail in the log.
 fn refused(refusal: &Refusal) -> Response {
+    // Debug-quoted: the detail holds what the request said (an issuer, a kid), and a line break
+    // in it must not forge a log line.
     eprintln!(
-        "gradlab issuer: LTI launch refused ({}): {}",
+        "gradlab issuer: LTI launch refused ({}): {:?}",
         refusal.code(),
         refusal.admin_detail()
     );
@@ -167,14 +179,18 @@ async fn login(state: &IssuerState, params: &HashMap<String, String>) -> Respons
     }
 }
 
-/// The page a launch opens: the query of the target link (`view=quiz` when it names none).
+/// The page a launch opens: the query of the target link (`view=quiz` when it names none),
+/// re-encoded pair by pair; a fragment is dropped (the page's fragment carries the session).
 pub fn app_query(target_link_uri: &str) -> String {
-    let query = target_link_uri.split_once('?').map(|(_, q)| q).unwrap_or_default();
-    if query.is_empty() {
-        "view=quiz".to_string()
-    } else {
-        query.to_string()
+    let pairs: Vec<(String, String)> = url::Url::parse(target_link_uri)
+        .map(|url| url.query_pairs().into_owned().collect())
+        .unwrap_or_default();
+    if pairs.is_empty() {
+        return "view=quiz".to_string();
     }
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
 }
 
 /// The launch: verify the `id_token`, start a session, hand the page its token.
@@ -299,6 +315,15 @@ async fn authorized(state: &IssuerState, headers: &HeaderMap) -> Result<(Session
     }
 }
 
+/// The LTI session of a request that carries a bearer token: `Ok(None)` without one, `Err` with
+/// the 401 to send for an unknown or expired one (never silently ignored).
+pub async fn bearer_session(state: &IssuerState, headers: &HeaderMap) -> Result<Option<Session>, Response> {
+    if !headers.contains_key(header::AUTHORIZATION) {
+        return Ok(None);
+    }
+    authorized(state, headers).await.map(|(session, _)| Some(session))
+}
+
 async fn session(State(state): State<Arc<IssuerState>>, headers: HeaderMap) -> Response {
     match authorized(&state, &headers).await {
         Ok((session, _)) => json_reply(
@@ -391,6 +416,81 @@ async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) ->
     }
 }
 
+/// The experiment a target link names (`scenario=…` in its query), if any.
+fn linked_scenario(target_query: &str) -> Option<String> {
+    url::form_urlencoded::parse(target_query.as_bytes())
+        .find(|(key, _)| key == "scenario")
+        .map(|(_, value)| value.into_owned())
+}
+
+/// A Lab experiment trained far enough after a launch into it: its completion to the gradebook
+/// (1 of 1), when the course linked this experiment (or the Lab without naming one).
+async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request) -> Response {
+    let (session, hash) = match authorized(&state, request.headers()).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 1024).await else {
+        return problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "the request body is too large",
+        );
+    };
+    let scenario = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("scenario").and_then(Value::as_str).map(str::to_string))
+        .filter(|s| (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    let Some(scenario) = scenario else {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "malformed",
+            "scenario: an experiment id is required",
+        );
+    };
+    if linked_scenario(&session.target).is_some_and(|linked| linked != scenario) {
+        return json_reply(StatusCode::OK, &json!({"delivery": "other-experiment"}));
+    }
+    let Some(lineitem) = session.lineitem_url.clone() else {
+        return json_reply(StatusCode::OK, &json!({"delivery": "not-graded"}));
+    };
+    let body = score_body(
+        &session.subject,
+        Outcome::Completed { graded: true },
+        &now_rfc3339_millis(),
+    );
+    match state
+        .store
+        .queue_lti_score(&session, &hash, &lineitem, &body.to_string(), unix_now())
+        .await
+    {
+        Ok(id) => {
+            eprintln!("gradlab issuer: LTI completion of {scenario} ({id}) queued for {lineitem}");
+            state.lti.delivery.wake.notify_one();
+            json_reply(StatusCode::ACCEPTED, &json!({"id": id, "delivery": "pending"}))
+        }
+        Err(e) => {
+            eprintln!("gradlab issuer: LTI: {e}");
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the completion was not recorded; try again",
+            )
+        }
+    }
+}
+
+/// What a learner is told of a failed delivery: the platform's status, never its reply's text.
+fn public_reason(error: &str) -> String {
+    match error.split_once("answered ") {
+        Some((_, rest)) => format!(
+            "the course platform answered {}",
+            rest.chars().take(3).collect::<String>()
+        ),
+        None => "the course platform could not be reached".to_string(),
+    }
+}
+
 /// Whether a queued score has reached the course.
 async fn score_status(State(state): State<Arc<IssuerState>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
     let (_, hash) = match authorized(&state, &headers).await {
@@ -407,7 +507,7 @@ async fn score_status(State(state): State<Arc<IssuerState>>, headers: HeaderMap,
                 "id": score.id,
                 "delivery": if score.delivered_at.is_some() { "delivered" } else { "pending" },
                 "attempts": score.attempts,
-                "last_error": score.last_error,
+                "last_error": score.last_error.as_deref().map(public_reason),
                 "retry_in_secs": if score.delivered_at.is_some() { 0 } else { (score.next_attempt_at - unix_now()).max(0) },
             }),
         ),
@@ -416,5 +516,45 @@ async fn score_status(State(state): State<Arc<IssuerState>>, headers: HeaderMap,
             eprintln!("gradlab issuer: LTI: {e}");
             problem(StatusCode::INTERNAL_SERVER_ERROR, "internal", "try again")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_opened_is_the_target_links_query_and_never_its_fragment() {
+        assert_eq!(app_query("https://lab.example/lti/launch"), "view=quiz");
+        assert_eq!(app_query("https://lab.example/lti/launch?"), "view=quiz");
+        assert_eq!(
+            app_query("https://lab.example/lti/launch?view=lab&scenario=norms"),
+            "view=lab&scenario=norms"
+        );
+        // A teacher's tool URL cannot plant a session token in learners' pages.
+        assert_eq!(
+            app_query("https://lab.example/lti/launch?view=quiz#lti=planted"),
+            "view=quiz"
+        );
+        assert_eq!(app_query("https://lab.example/lti/launch?a=%23lti%3Dx"), "a=%23lti%3Dx");
+    }
+
+    #[test]
+    fn a_completion_counts_for_the_experiment_the_course_linked() {
+        assert_eq!(linked_scenario("view=lab&scenario=norms").as_deref(), Some("norms"));
+        assert_eq!(linked_scenario("view=lab"), None);
+        assert_eq!(linked_scenario("view=quiz"), None);
+    }
+
+    #[test]
+    fn a_learner_reads_the_platforms_status_never_its_reply() {
+        assert_eq!(
+            public_reason("the LTI platform: scores endpoint answered 503: <html>secret</html>"),
+            "the course platform answered 503"
+        );
+        assert_eq!(
+            public_reason("the LTI platform: token endpoint: connection refused"),
+            "the course platform could not be reached"
+        );
     }
 }

@@ -20,6 +20,11 @@ const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-be
 /// First retry after this many seconds, doubling up to `MAX_BACKOFF_SECS`.
 pub const FIRST_BACKOFF_SECS: i64 = 5;
 pub const MAX_BACKOFF_SECS: i64 = 3600;
+/// Scores taken from the queue at a time.
+const DELIVERY_BATCH: i64 = 16;
+/// How long a loop holds a score it is posting: past it (the instance died mid-post) another
+/// loop may take it again.
+const LEASE_SECS: i64 = 120;
 
 /// The wait before attempt `attempts + 1` (after `attempts` failures).
 pub fn backoff_secs(attempts: i64) -> i64 {
@@ -132,11 +137,12 @@ impl AccessTokens {
             .filter(|t| !t.is_empty())
             .ok_or_else(|| LtiError::Platform("token endpoint sent no access_token".into()))?
             .to_string();
-        let lifetime = body["expires_in"].as_i64().unwrap_or(3600);
+        // The platform's number, kept within a day (an absurd value must not overflow).
+        let lifetime = body["expires_in"].as_i64().unwrap_or(3600).clamp(1, 86_400);
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.insert(
                 (platform.issuer.clone(), platform.client_id.clone()),
-                (token.clone(), now + lifetime),
+                (token.clone(), now.saturating_add(lifetime)),
             );
         }
         Ok(token)
@@ -191,12 +197,21 @@ pub async fn deliver_forever(store: Store, key: Arc<ToolKey>, delivery: Arc<Deli
     loop {
         let now = unix_now();
         let mut wait = 30;
-        match store.due_lti_scores(now, 16).await {
+        match store.due_lti_scores(now, DELIVERY_BATCH).await {
             Ok((due, next)) => {
+                let full = due.len() == usize::try_from(DELIVERY_BATCH).unwrap_or(usize::MAX);
                 for score in due {
-                    deliver_one(&store, &client, &key, &delivery, score).await;
+                    // Taken for this loop alone (several instances may share one database).
+                    match store.lease_lti_score(&score, now + LEASE_SECS).await {
+                        Ok(true) => deliver_one(&store, &client, &key, &delivery, score).await,
+                        Ok(false) => {}
+                        Err(e) => eprintln!("gradlab issuer: LTI score {}: {e}", score.id),
+                    }
                 }
-                if let Some(next) = next {
+                if full {
+                    // A backlog: the next batch at once.
+                    wait = 0;
+                } else if let Some(next) = next {
                     wait = (next - unix_now()).clamp(0, 30);
                 }
             }

@@ -67,6 +67,35 @@ macro_rules! score_columns {
 }
 
 impl Store {
+    /// Publishes the tool's public keys (idempotent).
+    pub async fn register_lti_tool_keys(&self, keys: &[(String, String)], now: i64) -> Result<(), IssuerError> {
+        for (kid, jwk) in keys {
+            sqlx::query(
+                "INSERT INTO lti_tool_keys (kid, jwk, registered_at) VALUES ($1, $2, $3) ON CONFLICT (kid) DO NOTHING",
+            )
+            .bind(kid)
+            .bind(jwk)
+            .bind(now)
+            .execute(&self.writer)
+            .await
+            .map_err(db_error("cannot publish the LTI tool key"))?;
+        }
+        Ok(())
+    }
+
+    /// Every tool key published by any instance, newest first (as JWK JSON).
+    pub async fn lti_tool_keys(&self) -> Result<Vec<String>, IssuerError> {
+        let error = db_error("cannot read the LTI tool keys");
+        sqlx::query("SELECT jwk FROM lti_tool_keys ORDER BY registered_at DESC, kid")
+            .fetch_all(&self.reader)
+            .await
+            .map_err(&error)?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(&error)
+    }
+
     /// Registers a platform (or updates its URLs) and its deployment, in one transaction.
     pub async fn add_lti_platform(
         &self,
@@ -157,11 +186,12 @@ impl Store {
         .map_err(&error)
     }
 
-    /// Records a login initiation's state and nonce (and forgets logins older than a day).
+    /// Records a login initiation's state and nonce (and forgets logins older than an hour: a
+    /// launch of one is refused as unknown instead of replayed, refused all the same).
     pub async fn begin_lti_login(&self, state: &str, login: &PendingLogin, now: i64) -> Result<(), IssuerError> {
         let error = db_error("cannot record the LTI login");
         sqlx::query("DELETE FROM lti_logins WHERE created_at < $1")
-            .bind(now - 86_400)
+            .bind(now - 3600)
             .execute(&self.writer)
             .await
             .map_err(&error)?;
@@ -247,6 +277,12 @@ impl Store {
         .execute(&self.writer)
         .await
         .map_err(db_error("cannot record the LTI session"))?;
+        // Expired sessions go (their scores stay in the queue until delivered).
+        sqlx::query("DELETE FROM lti_sessions WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&self.writer)
+            .await
+            .map_err(db_error("cannot forget expired LTI sessions"))?;
         Ok(())
     }
 
@@ -289,6 +325,14 @@ impl Store {
         now: i64,
     ) -> Result<i64, IssuerError> {
         let error = db_error("cannot queue the score");
+        // A newer grade of the same session replaces one not yet delivered: the gradebook gets
+        // the latest, and one session cannot pile posts onto a platform.
+        sqlx::query("DELETE FROM lti_scores WHERE session_sha256 = $1 AND lineitem_url = $2 AND delivered_at IS NULL")
+            .bind(session_sha256)
+            .bind(lineitem_url)
+            .execute(&self.writer)
+            .await
+            .map_err(&error)?;
         let row = sqlx::query(
             "INSERT INTO lti_scores (issuer, client_id, lineitem_url, body, session_sha256, created_at, attempts, next_attempt_at) \
              VALUES ($1, $2, $3, $4, $5, $6, 0, $6) RETURNING id",
@@ -350,9 +394,25 @@ impl Store {
         Ok((scores, next))
     }
 
+    /// Takes a due score for one delivery loop: moves its next attempt to `lease_until`, only if
+    /// no other loop took it since it was read. `true` when this loop has it.
+    pub async fn lease_lti_score(&self, score: &QueuedScore, lease_until: i64) -> Result<bool, IssuerError> {
+        let taken = sqlx::query(
+            "UPDATE lti_scores SET next_attempt_at = $1 WHERE id = $2 AND next_attempt_at = $3 AND delivered_at IS NULL",
+        )
+        .bind(lease_until)
+        .bind(score.id)
+        .bind(score.next_attempt_at)
+        .execute(&self.writer)
+        .await
+        .map_err(db_error("cannot take the score for delivery"))?
+        .rows_affected();
+        Ok(taken == 1)
+    }
+
     pub async fn lti_score_delivered(&self, id: i64, now: i64) -> Result<(), IssuerError> {
         sqlx::query(
-            "UPDATE lti_scores SET delivered_at = $1, attempts = attempts + 1, last_error = NULL WHERE id = $2",
+            "UPDATE lti_scores SET delivered_at = $1, attempts = attempts + 1, last_error = NULL WHERE id = $2 AND delivered_at IS NULL",
         )
         .bind(now)
         .bind(id)
@@ -364,7 +424,7 @@ impl Store {
 
     pub async fn lti_score_failed(&self, id: i64, error_text: &str, next_attempt_at: i64) -> Result<(), IssuerError> {
         sqlx::query(
-            "UPDATE lti_scores SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2 WHERE id = $3",
+            "UPDATE lti_scores SET attempts = attempts + 1, last_error = $1, next_attempt_at = $2 WHERE id = $3 AND delivered_at IS NULL",
         )
         .bind(error_text)
         .bind(next_attempt_at)

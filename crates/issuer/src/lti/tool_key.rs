@@ -129,6 +129,14 @@ impl ToolKey {
         json!({ "keys": keys })
     }
 
+    /// Each published key as (kid, JWK JSON), the signing key first.
+    pub fn published(&self) -> Vec<(String, String)> {
+        std::iter::once(&self.public)
+            .chain(&self.retired)
+            .map(|k| (k.kid.clone(), k.to_json().to_string()))
+            .collect()
+    }
+
     /// Signs claims as an RS256 JWT whose header names this key.
     pub fn sign(&self, claims: &impl Serialize) -> Result<String, LtiError> {
         let mut header = Header::new(Algorithm::RS256);

@@ -539,7 +539,8 @@ pub fn LabPage(options: LabOptions) -> impl IntoView {
 }
 
 /// Inside an LMS the Lab is a SCO: incomplete at launch (an earlier completion is never undone),
-/// completed once an experiment has been experienced. Embedded or in an LMS, an experiment
+/// completed once an experiment has been experienced; launched by LTI, that completion goes to
+/// the course's gradebook through the server. Embedded or in an LMS, an experiment
 /// trained far enough is reported once, with the time it took.
 fn report_experiences(experiment: Signal<String>, shown_steps: Signal<u64>) {
     let lms = super::scorm::version();
@@ -552,7 +553,8 @@ fn report_experiences(experiment: Signal<String>, shown_steps: Signal<u64>) {
     Effect::new(move |_| {
         let id = experiment.get();
         let steps = shown_steps.get();
-        if !(super::embed::is_active() || lms.is_some()) {
+        let launched = super::lti::launched();
+        if !(super::embed::is_active() || lms.is_some() || launched) {
             return;
         }
         let Some(seconds) = log
@@ -563,6 +565,9 @@ fn report_experiences(experiment: Signal<String>, shown_steps: Signal<u64>) {
         };
         if let Some(version) = lms {
             super::scorm::save(&data_model::lab_elements(version, true), true);
+        }
+        if launched {
+            super::lti::report_completion(&id);
         }
         let language = super::i18n::language().tag();
         super::embed::report(&experienced_scenario(

@@ -162,7 +162,10 @@ impl Quiz {
         self.message.set(None);
         self.issuing.set(Issuing::Busy);
         leptos::task::spawn_local(async move {
-            let reply = browser::fetch("POST", &browser::api_url(issuance::ISSUE_PATH), Some(&body)).await;
+            // After an LTI launch the server names the learner as the course platform does.
+            let bearer = self.lti.map(crate::lti::LtiLink::bearer);
+            let url = browser::api_url(issuance::ISSUE_PATH);
+            let reply = browser::fetch_as("POST", &url, Some(&body), bearer.as_deref()).await;
             let mut signed = None;
             self.issuing.update(|i| signed = i.settle(Outcome::from_reply(reply)));
             if let Some(signed) = signed {

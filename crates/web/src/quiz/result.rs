@@ -119,12 +119,16 @@ fn Review(quiz: Quiz, review: Vec<TopicReview>) -> impl IntoView {
 /// The name for a passed attempt's certificate, and how its request stands.
 #[component]
 fn CertificateForm(quiz: Quiz) -> impl IntoView {
-    let Quiz { name, issuing, .. } = quiz;
+    let Quiz { name, issuing, lti, .. } = quiz;
+    // After an LTI launch the certificate carries the name the course platform knows.
+    let from_platform = move || lti.is_some_and(|link| link.learner_name().is_some());
     view! {
         <form class="name-form" on:submit=move |ev| { ev.prevent_default(); quiz.request_signed(); }>
             <label for="cert-name">{tr("quiz-name-label")}</label>
             <input id="cert-name" data-testid="cert-name" maxlength="80" required
+                readonly=from_platform aria-describedby=move || from_platform().then_some("cert-name-source")
                 prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev)) />
+            {move || from_platform().then(|| view! { <p id="cert-name-source" class="muted">{tr("lti-name-from-platform")}</p> })}
             <button type="submit" class="primary" data-testid="get-certificate"
                 disabled=move || issuing.with(Issuing::is_busy)
                 aria-busy=move || issuing.with(Issuing::is_busy).then_some("true")>
