@@ -51,6 +51,7 @@ fn launch(lineitem: Option<&str>) -> VerifiedLaunch {
         resource_link_id: "r1".into(),
         target_link_uri: "https://lab.example/lti/launch".into(),
         lineitem_url: lineitem.map(str::to_string),
+        language: None,
     }
 }
 
@@ -321,7 +322,10 @@ fn every_instances_tool_key_is_published() {
             let store = Store::open(database.url(), dir.path()).await.unwrap();
             let a = (String::from("kid-a"), String::from(r#"{"kid":"kid-a"}"#));
             let b = (String::from("kid-b"), String::from(r#"{"kid":"kid-b"}"#));
-            store.register_lti_tool_keys(std::slice::from_ref(&a), NOW).await.unwrap();
+            store
+                .register_lti_tool_keys(std::slice::from_ref(&a), NOW)
+                .await
+                .unwrap();
             store
                 .register_lti_tool_keys(&[b.clone(), a.clone()], NOW + 1)
                 .await

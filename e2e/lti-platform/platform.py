@@ -6,7 +6,7 @@ built, signed and checked by the package.
 
 Routes (all GET unless said):
   /jwks                       the platform's public keys
-  /launch?user=&name=&target=&tamper=
+  /launch?user=&name=&target=&tamper=&locale=
                               a learner clicks the activity: OIDC login initiation to the tool
   /authorize                  the tool's authentication request: the auto-posted launch form
   /course?…                   a course page with the activity in an iframe (/launch?…)
@@ -187,6 +187,7 @@ class Handler(BaseHTTPRequestHandler):
                     "name": query.get("name", "Ada Lovelace"),
                     "target": query.get("target", ""),
                     "tamper": query.get("tamper", ""),
+                    "locale": query.get("locale", ""),
                 }
             )
             platform = Platform(base=BASE, tool=TOOL)
@@ -217,6 +218,10 @@ class Handler(BaseHTTPRequestHandler):
             launch.set_extra_claims(
                 {"https://purl.imsglobal.org/spec/lti/claim/tool_platform": {"name": "lti1p3platform test LMS", "guid": "test-lms"}}
             )
+            if hint.get("locale"):
+                launch.set_extra_claims(
+                    {"https://purl.imsglobal.org/spec/lti/claim/launch_presentation": {"locale": hint["locale"], "document_target": "iframe"}}
+                )
             if tamper == "expired":
                 launch.set_id_token_expiration(-600)
             if tamper == "wrong-audience":

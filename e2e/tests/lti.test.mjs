@@ -264,3 +264,21 @@ test('a launch into a Lab experiment records its completion in the gradebook onc
     await browser.close();
   }
 });
+
+test('a Spanish course opens the quiz in Spanish, and it reads well on a phone', async () => {
+  const { platform } = setups[0];
+  const browser = await launchBrowser({ webgpu: false });
+  try {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`${platform.issuer}/launch?user=learner-66&name=${encodeURIComponent('Lucía Pérez')}&locale=es-ES`);
+    await page.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+    assert.equal(new URL(page.url()).searchParams.get('lang'), 'es');
+    assert.match(await page.getByTestId('lti-banner').textContent(), /Abierto desde .*Lucía Pérez/);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px on a phone`);
+    await screenshot(page, 'lti-quiz-es-phone');
+    await expectAccessible(page, 'the quiz after a Spanish launch on a phone');
+  } finally {
+    await browser.close();
+  }
+});

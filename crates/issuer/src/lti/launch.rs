@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use gradlab_i18n::Language;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -287,6 +288,14 @@ struct IdToken {
     tool_platform: Option<Named>,
     #[serde(rename = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint", default)]
     ags: Option<AgsEndpoint>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/launch_presentation", default)]
+    launch_presentation: Option<LaunchPresentation>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct LaunchPresentation {
+    #[serde(default)]
+    locale: Option<String>,
 }
 
 /// A launch that verified: who, from where, and what to open.
@@ -305,6 +314,8 @@ pub struct VerifiedLaunch {
     pub target_link_uri: String,
     /// The line item scores go to, when the platform granted the score scope.
     pub lineitem_url: Option<String>,
+    /// The Lab's language for the platform's locale (`es-ES` → Spanish), when the Lab has it.
+    pub language: Option<Language>,
 }
 
 /// The header's key id, before anything else of the token is looked at.
@@ -423,6 +434,10 @@ pub fn verify_launch(
         resource_link_id: resource_link,
         target_link_uri: target,
         lineitem_url,
+        language: token
+            .launch_presentation
+            .and_then(|p| p.locale)
+            .and_then(|locale| Language::from_tag(&locale)),
     })
 }
 
@@ -461,6 +476,7 @@ mod tests {
             CLAIM_CONTEXT: {"id": "course-9", "title": "Fine-tuning 101"},
             CLAIM_TOOL_PLATFORM: {"name": "Moodle of Example U"},
             CLAIM_AGS_ENDPOINT: {"scope": [SCOPE_SCORE], "lineitem": "https://lms.example/lineitems/4"},
+            "https://purl.imsglobal.org/spec/lti/claim/launch_presentation": {"locale": "es-ES", "document_target": "iframe"},
         })
     }
 
@@ -508,6 +524,7 @@ mod tests {
         assert_eq!(launch.resource_link_id, "link-1");
         assert_eq!(launch.deployment_id, "dep-1");
         assert_eq!(launch.lineitem_url.as_deref(), Some("https://lms.example/lineitems/4"));
+        assert_eq!(launch.language, Some(Language::Spanish));
         // Given and family names when the platform sends no full name; no line item without the score scope.
         let launch = changed(|c| {
             c.as_object_mut().unwrap().remove("name");

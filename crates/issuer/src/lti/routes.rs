@@ -193,6 +193,15 @@ pub fn app_query(target_link_uri: &str) -> String {
         .finish()
 }
 
+/// The platform's language for the page, unless the target link names one.
+fn with_language(query: String, language: Option<gradlab_i18n::Language>) -> String {
+    let named = url::form_urlencoded::parse(query.as_bytes()).any(|(key, _)| key == "lang");
+    match language {
+        Some(language) if !named => format!("{query}&lang={}", language.tag()),
+        _ => query,
+    }
+}
+
 /// The launch: verify the `id_token`, start a session, hand the page its token.
 async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<String, String>>) -> Response {
     let (Some(id_token), Some(login_state)) = (form.get("id_token"), form.get("state")) else {
@@ -248,7 +257,7 @@ async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<
     let Ok(token) = random_token() else {
         return internal(&IssuerError::Signing("no randomness for the session".into()));
     };
-    let query = app_query(&verified.target_link_uri);
+    let query = with_language(app_query(&verified.target_link_uri), verified.language);
     if let Err(e) = state
         .store
         .start_lti_session(&token_hash(&token), &verified, &query, now, now + SESSION_TTL_SECS)
@@ -537,6 +546,20 @@ mod tests {
             "view=quiz"
         );
         assert_eq!(app_query("https://lab.example/lti/launch?a=%23lti%3Dx"), "a=%23lti%3Dx");
+    }
+
+    #[test]
+    fn the_page_speaks_the_platforms_language_unless_the_link_chose_one() {
+        use gradlab_i18n::Language;
+        assert_eq!(
+            with_language("view=quiz".into(), Some(Language::Spanish)),
+            "view=quiz&lang=es"
+        );
+        assert_eq!(
+            with_language("view=quiz&lang=en".into(), Some(Language::Spanish)),
+            "view=quiz&lang=en"
+        );
+        assert_eq!(with_language("view=quiz".into(), None), "view=quiz");
     }
 
     #[test]
