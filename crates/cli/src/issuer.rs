@@ -58,6 +58,9 @@ pub enum IssuerCommand {
         issuances: usize,
         #[arg(long, default_value_t = 20000)]
         lookups: usize,
+        /// LTI launches, each posting a quiz score to a stand-in platform (0: none).
+        #[arg(long, default_value_t = 1000)]
+        lti_launches: usize,
     },
 }
 
@@ -215,9 +218,14 @@ pub fn run(command: IssuerCommand, out: &mut dyn Write) -> Result<()> {
             clients,
             issuances,
             lookups,
+            lti_launches,
         } => {
-            if !(1..=256).contains(&clients) || !(1..=1_000_000).contains(&issuances) || lookups > 10_000_000 {
-                bail!("--clients 1..=256, --issuances 1..=1000000, --lookups up to 10000000");
+            if !(1..=256).contains(&clients)
+                || !(1..=1_000_000).contains(&issuances)
+                || lookups > 10_000_000
+                || lti_launches > 1_000_000
+            {
+                bail!("--clients 1..=256, --issuances 1..=1000000, --lookups and --lti-launches up to 10000000 and 1000000");
             }
             bench::run(
                 &BenchOptions {
@@ -225,6 +233,7 @@ pub fn run(command: IssuerCommand, out: &mut dyn Write) -> Result<()> {
                     clients,
                     issuances,
                     lookups,
+                    lti_launches,
                 },
                 out,
             )?;

@@ -1,8 +1,8 @@
 //! `gradlab issuer bench`: starts an issuer in this process on a loopback port (SQLite in a
 //! fresh temporary data directory, or the given PostgreSQL database), then drives it from
 //! client threads over real HTTP: issuances, then credential look-ups; then verifies every
-//! issued credential in process (signature and issuer key). Prints throughput and p50 / p99
-//! latency; a figure, not a test.
+//! issued credential in process (signature and issuer key); then LTI launches and scores
+//! (`lti::bench`). Prints throughput and p50 / p99 latency; a figure, not a test.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::client::Client;
 use super::config::ServeConfig;
+use super::lti::bench::{self as lti_bench, BenchPlatform};
 use super::request::passing_request_body;
 use super::server::serve_until;
 use super::store::Store;
@@ -26,7 +27,12 @@ pub struct BenchOptions {
     pub clients: usize,
     pub issuances: usize,
     pub lookups: usize,
+    /// LTI launches (each then posts a quiz score); 0 leaves LTI out.
+    pub lti_launches: usize,
 }
+
+/// The bench issuer's public URL (never fetched: it names the tool in launches).
+const BENCH_PUBLIC_URL: &str = "http://127.0.0.1";
 
 /// The bench's data directory (SQLite file, throwaway key), removed however the bench ends.
 struct TempDir(PathBuf);
@@ -64,11 +70,13 @@ fn percentile(sorted: &[Duration], fraction: f64) -> f64 {
     sorted[rank - 1].as_secs_f64() * 1000.0
 }
 
-/// Runs `total` requests from `clients` threads; `request(client, i)` returns whether it succeeded.
+/// Runs `total` requests from `clients` threads, each with its own client from `make_client`;
+/// `request(client, i)` returns whether it succeeded.
 fn drive<T: Send>(
     name: &'static str,
     clients: usize,
     total: usize,
+    make_client: fn() -> Client,
     request: impl Fn(&Client, usize) -> Option<T> + Sync,
 ) -> (Phase, Vec<T>) {
     let started = now();
@@ -77,7 +85,7 @@ fn drive<T: Send>(
             .map(|c| {
                 let request = &request;
                 scope.spawn(move || {
-                    let client = Client::new();
+                    let client = make_client();
                     let (mut latencies, mut outputs, mut errors) = (Vec::new(), Vec::new(), 0);
                     for i in (c..total).step_by(clients) {
                         let t = now();
@@ -108,6 +116,53 @@ fn drive<T: Send>(
         p99_ms: percentile(&latencies, 0.99),
     };
     (phase, outputs)
+}
+
+/// LTI: launches against a stand-in platform (`lti::bench`), each session posting a passing
+/// quiz; then the time until the platform has every score.
+fn lti_phases(
+    runtime: &tokio::runtime::Runtime,
+    options: &BenchOptions,
+    data_dir: &std::path::Path,
+    base: &str,
+    bank: &QuestionBank,
+) -> Result<Vec<Phase>, IssuerError> {
+    let platform = runtime.block_on(async {
+        let platform = BenchPlatform::start(&data_dir.join("bench-platform")).await?;
+        let store = Store::open(options.database_url.as_deref(), data_dir).await?;
+        let registered = platform.register(&store).await;
+        store.close().await;
+        registered.map(|()| platform)
+    })?;
+    let (launches, tokens) = drive(
+        "lti launch",
+        options.clients,
+        options.lti_launches,
+        Client::without_redirects,
+        |client, i| lti_bench::launch(client, base, BENCH_PUBLIC_URL, &platform, i),
+    );
+    let body = passing_request_body(bank, "Learner");
+    let scores_url = format!("{base}/lti/scores");
+    let (posts, _) = drive("lti score", options.clients, tokens.len(), Client::new, |client, i| {
+        let reply = client
+            .post_bearer(&scores_url, &tokens[i], "application/json", &body)
+            .ok()?;
+        (reply.status == 202).then_some(())
+    });
+    let posting_secs = posts.requests as f64 / posts.per_second;
+    let delivered = lti_bench::wait_for_scores(&platform, posts.requests - posts.errors, Duration::from_secs(300));
+    let delivery = Phase {
+        name: "lti deliver",
+        requests: posts.requests - posts.errors,
+        errors: usize::from(delivered.is_none()),
+        // From the first post to the platform's last score received.
+        per_second: delivered.map_or(0.0, |rest| {
+            (posts.requests - posts.errors) as f64 / (posting_secs + rest)
+        }),
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+    };
+    Ok(vec![launches, posts, delivery])
 }
 
 /// Starts the issuer, measures, stops it; returns the phases (also printed to `out`).
@@ -145,7 +200,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
     let config = ServeConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         data_dir: data_dir.0.clone(),
-        public_url: "http://127.0.0.1".into(),
+        public_url: BENCH_PUBLIC_URL.into(),
         database_url: options.database_url.clone(),
         allowed_origins: Vec::new(),
         key_file: None,
@@ -187,7 +242,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
         ),
     );
     let issue_url = format!("{base}/api/credentials");
-    let (issue, issued) = drive("issue", options.clients, options.issuances, |client, i| {
+    let (issue, issued) = drive("issue", options.clients, options.issuances, Client::new, |client, i| {
         let body = passing_request_body(&bank, &format!("Learner {i}"));
         let reply = client.post_json(&issue_url, &body).ok()?;
         if reply.status != 201 {
@@ -201,7 +256,7 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
     let (lookup, _) = if ids.is_empty() {
         (None, Vec::<()>::new())
     } else {
-        let (phase, out) = drive("look-up", options.clients, options.lookups, |client, i| {
+        let (phase, out) = drive("look-up", options.clients, options.lookups, Client::new, |client, i| {
             let url = format!("{base}/api/credentials/{}", ids[i % ids.len()]);
             let reply = client.get(&url).ok()?;
             (reply.status == 200).then_some(())
@@ -216,17 +271,22 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
         .and_then(|reply| serde_json::from_str(&reply.body).ok());
     let verify = document.map(|document| {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        drive("verify", threads, issued.len(), |_, i| {
+        drive("verify", threads, issued.len(), Client::new, |_, i| {
             verify_credential(&issued[i].1, &document, None).ok().map(|_| ())
         })
         .0
     });
-    let phases: Vec<Phase> = std::iter::once(issue).chain(lookup).chain(verify).collect();
+    let lti = if options.lti_launches > 0 {
+        lti_phases(&runtime, options, &data_dir.0, &base, &bank)?
+    } else {
+        Vec::new()
+    };
+    let phases: Vec<Phase> = std::iter::once(issue).chain(lookup).chain(verify).chain(lti).collect();
     for phase in &phases {
         write(
             out,
             format!(
-                "{:<8} {:>6} requests  {:>8.1} /s  p50 {:>7.2} ms  p99 {:>7.2} ms  errors {}",
+                "{:<11} {:>6} requests  {:>8.1} /s  p50 {:>7.2} ms  p99 {:>7.2} ms  errors {}",
                 phase.name, phase.requests, phase.per_second, phase.p50_ms, phase.p99_ms, phase.errors
             ),
         );

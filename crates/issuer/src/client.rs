@@ -9,6 +9,8 @@ pub struct Reply {
     pub status: u16,
     pub content_type: String,
     pub body: String,
+    /// The `Location` header, for a client that does not follow redirects.
+    pub location: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +42,18 @@ impl Client {
         Self { agent }
     }
 
+    /// A client that returns a redirect instead of following it (the LTI bench reads where a
+    /// login and a launch send the browser).
+    pub fn without_redirects() -> Self {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        Self { agent }
+    }
+
     fn reply(url: &str, result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Reply, ClientError> {
         let error = |e: ureq::Error| ClientError {
             url: url.to_string(),
@@ -53,11 +67,17 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let body = response.body_mut().read_to_string().map_err(error)?;
         Ok(Reply {
             status,
             content_type,
             body,
+            location,
         })
     }
 

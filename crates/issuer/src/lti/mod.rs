@@ -8,8 +8,10 @@
 //! - `store`: registrations, deployments, logins, sessions and the score queue (SQLite and
 //!   PostgreSQL, migrations/*/0003_lti.sql);
 //! - `scores`: AGS score posting (access tokens by signed client assertion) and the delivery loop;
+//! - `bench`: the stand-in platform and the launches of `gradlab issuer bench`;
 //! - `routes`: the HTTP side (`/lti/login`, `/lti/launch`, `/lti/session`, `/lti/scores`).
 
+pub mod bench;
 pub mod launch;
 pub mod platform_keys;
 pub mod routes;
