@@ -13,7 +13,7 @@ mod common;
 mod issuer_support;
 
 use gradlab::issuer::lti::launch::{PendingLogin, Platform, VerifiedLaunch};
-use gradlab::issuer::lti::scores::backoff_secs;
+use gradlab::issuer::lti::scores::{backoff_secs, GIVEN_UP};
 use gradlab::issuer::lti::token_hash;
 use gradlab::issuer::store::Store;
 use issuer_support::databases;
@@ -243,6 +243,23 @@ fn a_queued_score_survives_a_restart_backs_off_and_is_delivered_once() {
             assert_eq!(
                 (delivered.delivered_at, delivered.attempts, delivered.last_error),
                 (Some(NOW + 6), 2, None)
+            );
+            // A score given up is never due again, and not in the next wake-up either.
+            let session = store.lti_session(&hash, NOW).await.unwrap().unwrap();
+            let refused = store
+                .queue_lti_score(&session, &hash, "https://lms.example/li/1", r#"{"scoreGiven":70}"#, NOW)
+                .await
+                .unwrap();
+            store
+                .lti_score_failed(refused, "scores endpoint answered 404", GIVEN_UP)
+                .await
+                .unwrap();
+            let (due, next) = store.due_lti_scores(NOW + 1_000_000, 16).await.unwrap();
+            assert!(due.is_empty(), "{}: given up", database.label());
+            assert_eq!(next, Some(GIVEN_UP));
+            assert_eq!(
+                store.lti_score(refused, &hash).await.unwrap().unwrap().next_attempt_at,
+                GIVEN_UP
             );
             store.close().await;
         });

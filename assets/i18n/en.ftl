@@ -749,4 +749,5 @@ lti-grade-not-graded = Score { $percent } %. Your course asked for no grade, so 
 lti-grade-expired = Your course sign-in has expired, so the score was not sent. Open the activity from your course again: your answers are kept.
 lti-grade-failed = The score could not be sent ({ $reason }).
 lti-name-from-platform = Your course platform gave this name; the certificate carries it.
+lti-grade-given-up = Your course did not accept the score of { $percent } % after { $attempts } tries ({ $reason }). Tell your teacher: the Lab's server keeps it (reference { $id }).
 lti-grade-try-again = Send again

@@ -749,4 +749,5 @@ lti-grade-not-graded = Nota: { $percent } %. Tu curso no pidió calificación, a
 lti-grade-expired = Tu acceso desde el curso ha caducado, así que la nota no se envió. Abre de nuevo la actividad desde tu curso: tus respuestas se conservan.
 lti-grade-failed = No se pudo enviar la nota ({ $reason }).
 lti-name-from-platform = Este nombre lo dio tu plataforma de cursos; el certificado lo lleva.
+lti-grade-given-up = Tu curso no aceptó la nota de { $percent } % tras { $attempts } intentos ({ $reason }). Avisa a tu profesor: el servidor del Lab la conserva (referencia { $id }).
 lti-grade-try-again = Enviar de nuevo

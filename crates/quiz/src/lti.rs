@@ -93,6 +93,14 @@ pub enum GradeDelivery {
     Delivered {
         score_percent: u64,
     },
+    /// The platform refused the score every time for hours: the server keeps it, the teacher
+    /// needs to look (the id is the reference).
+    GivenUp {
+        id: i64,
+        score_percent: u64,
+        attempts: u64,
+        last_error: Option<String>,
+    },
     /// The course asked for no grade; the server graded for the learner only.
     NotGraded {
         score_percent: u64,
@@ -158,6 +166,12 @@ impl GradeDelivery {
             200 if body.get("delivery").and_then(Value::as_str) == Some("delivered") => {
                 Self::Delivered { score_percent }
             }
+            200 if body.get("delivery").and_then(Value::as_str) == Some("given-up") => Self::GivenUp {
+                id,
+                score_percent,
+                attempts: body.get("attempts").and_then(Value::as_u64).unwrap_or(0),
+                last_error: body.get("last_error").and_then(Value::as_str).map(str::to_string),
+            },
             200 => still(
                 body.get("attempts").and_then(Value::as_u64).unwrap_or(0),
                 body.get("last_error").and_then(Value::as_str).map(str::to_string),
@@ -180,6 +194,7 @@ impl GradeDelivery {
             Self::Sending => "sending",
             Self::Pending { .. } => "pending",
             Self::Delivered { .. } => "delivered",
+            Self::GivenUp { .. } => "given-up",
             Self::NotGraded { .. } => "not-graded",
             Self::Expired => "expired",
             Self::Failed(_) => "failed",
@@ -275,6 +290,20 @@ mod tests {
         assert_eq!(delivered, GradeDelivery::Delivered { score_percent: 85 });
         assert!(!delivered.awaits_delivery());
         assert_eq!(delivered.after_status_reply(reply(500, "")), delivered);
+        let given_up = retrying.after_status_reply(reply(
+            200,
+            r#"{"id":7,"delivery":"given-up","attempts":12,"last_error":"the course platform answered 404"}"#,
+        ));
+        assert_eq!(
+            given_up,
+            GradeDelivery::GivenUp {
+                id: 7,
+                score_percent: 85,
+                attempts: 12,
+                last_error: Some("the course platform answered 404".into())
+            }
+        );
+        assert!(!given_up.awaits_delivery());
     }
 
     #[test]

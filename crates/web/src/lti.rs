@@ -188,6 +188,19 @@ pub fn LtiGrade(link: LtiLink, resend: Callback<()>) -> impl IntoView {
                     .arg("seconds", retry_in_secs)),
                 false,
             ),
+            GradeDelivery::GivenUp {
+                id,
+                score_percent,
+                attempts,
+                last_error,
+            } => (
+                msg(&Msg::new("lti-grade-given-up")
+                    .arg("percent", score_percent)
+                    .arg("attempts", attempts)
+                    .quoted("reason", last_error.as_deref().unwrap_or("-"))
+                    .arg("id", id)),
+                false,
+            ),
             GradeDelivery::Delivered { score_percent } => (
                 msg(&Msg::new("lti-grade-delivered").arg("percent", score_percent)),
                 false,

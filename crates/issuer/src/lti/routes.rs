@@ -514,10 +514,18 @@ async fn score_status(State(state): State<Arc<IssuerState>>, headers: HeaderMap,
             StatusCode::OK,
             &json!({
                 "id": score.id,
-                "delivery": if score.delivered_at.is_some() { "delivered" } else { "pending" },
+                "delivery": match (score.delivered_at, score.next_attempt_at) {
+                    (Some(_), _) => "delivered",
+                    (None, super::scores::GIVEN_UP) => "given-up",
+                    (None, _) => "pending",
+                },
                 "attempts": score.attempts,
                 "last_error": score.last_error.as_deref().map(public_reason),
-                "retry_in_secs": if score.delivered_at.is_some() { 0 } else { (score.next_attempt_at - unix_now()).max(0) },
+                "retry_in_secs": if score.delivered_at.is_some() || score.next_attempt_at == super::scores::GIVEN_UP {
+                    0
+                } else {
+                    (score.next_attempt_at - unix_now()).max(0)
+                },
             }),
         ),
         Ok(None) => problem(StatusCode::NOT_FOUND, "not-found", "no such score in this session"),

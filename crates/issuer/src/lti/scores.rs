@@ -20,6 +20,12 @@ const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-be
 /// First retry after this many seconds, doubling up to `MAX_BACKOFF_SECS`.
 pub const FIRST_BACKOFF_SECS: i64 = 5;
 pub const MAX_BACKOFF_SECS: i64 = 3600;
+/// After this many failed posts (about three and a half hours of backoff) a score is given up:
+/// never due again, and the page tells the learner to ask the teacher.
+pub const MAX_ATTEMPTS: i64 = 12;
+/// The `next_attempt_at` of a score given up.
+pub const GIVEN_UP: i64 = i64::MAX;
+
 /// Scores taken from the queue at a time.
 const DELIVERY_BATCH: i64 = 16;
 /// How long a loop holds a score it is posting: past it (the instance died mid-post) another
@@ -272,9 +278,16 @@ async fn deliver_one(
                 score.id,
                 score.attempts + 1
             );
-            store
-                .lti_score_failed(score.id, &e.to_string(), now + backoff_secs(score.attempts))
-                .await
+            let next = if score.attempts + 1 >= MAX_ATTEMPTS {
+                eprintln!(
+                    "gradlab issuer: LTI score {} given up after {MAX_ATTEMPTS} attempts",
+                    score.id
+                );
+                GIVEN_UP
+            } else {
+                now + backoff_secs(score.attempts)
+            };
+            store.lti_score_failed(score.id, &e.to_string(), next).await
         }
     };
     if let Err(e) = recorded {
