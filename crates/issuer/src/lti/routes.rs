@@ -350,6 +350,24 @@ async fn session(State(state): State<Arc<IssuerState>>, headers: HeaderMap) -> R
     }
 }
 
+/// Queues a session's outcome for its line item (durable once this returns) and wakes the
+/// delivery loop; returns the score's id.
+async fn queue_score(
+    state: &IssuerState,
+    session: &Session,
+    hash: &str,
+    lineitem: &str,
+    outcome: Outcome,
+) -> Result<i64, IssuerError> {
+    let body = score_body(&session.subject, outcome, &now_rfc3339_millis());
+    let id = state
+        .store
+        .queue_lti_score(session, hash, lineitem, &body.to_string(), unix_now())
+        .await?;
+    state.lti.delivery.wake.notify_one();
+    Ok(id)
+}
+
 /// The quiz's answers from a launched page: graded here, the score queued for the gradebook.
 async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) -> Response {
     let (session, hash) = match authorized(&state, request.headers()).await {
@@ -396,19 +414,17 @@ async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) ->
         reply["delivery"] = json!("not-graded");
         return json_reply(StatusCode::OK, &reply);
     };
-    let body = score_body(
-        &session.subject,
+    match queue_score(
+        &state,
+        &session,
+        &hash,
+        &lineitem,
         Outcome::Quiz { percent: score.percent },
-        &now_rfc3339_millis(),
-    );
-    match state
-        .store
-        .queue_lti_score(&session, &hash, &lineitem, &body.to_string(), unix_now())
-        .await
+    )
+    .await
     {
         Ok(id) => {
             eprintln!("gradlab issuer: LTI score {id} queued for {lineitem}");
-            state.lti.delivery.wake.notify_one();
             let mut reply = graded;
             reply["id"] = json!(id);
             reply["delivery"] = json!("pending");
@@ -463,19 +479,9 @@ async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request
     let Some(lineitem) = session.lineitem_url.clone() else {
         return json_reply(StatusCode::OK, &json!({"delivery": "not-graded"}));
     };
-    let body = score_body(
-        &session.subject,
-        Outcome::Completed { graded: true },
-        &now_rfc3339_millis(),
-    );
-    match state
-        .store
-        .queue_lti_score(&session, &hash, &lineitem, &body.to_string(), unix_now())
-        .await
-    {
+    match queue_score(&state, &session, &hash, &lineitem, Outcome::Completed { graded: true }).await {
         Ok(id) => {
             eprintln!("gradlab issuer: LTI completion of {scenario} ({id}) queued for {lineitem}");
-            state.lti.delivery.wake.notify_one();
             json_reply(StatusCode::ACCEPTED, &json!({"id": id, "delivery": "pending"}))
         }
         Err(e) => {
