@@ -13,10 +13,11 @@ export async function currentQuestion(page) {
 }
 
 /**
- * Answers the question on screen. `dispatch` clicks by dispatching the event on the element,
- * for pages inside an iframe whose host keeps resizing it (pointer clicks can miss there).
+ * Gives an answer to the question on screen without checking it. `dispatch` clicks by
+ * dispatching the event on the element, for pages inside an iframe whose host keeps resizing it
+ * (pointer clicks can miss there).
  */
-export async function answer(page, question, right, { dispatch = false } = {}) {
+export async function choose(page, question, right, { dispatch = false } = {}) {
   const click = (locator) => (dispatch ? locator.dispatchEvent('click') : locator.click());
   if (question.kind === 'numeric') {
     await page.getByTestId('numeric-answer').fill(String(right ? question.answer : question.answer + 7));
@@ -27,7 +28,12 @@ export async function answer(page, question, right, { dispatch = false } = {}) {
       await click(page.locator('label.option', { hasText: option.text }));
     }
   }
-  await click(page.getByTestId('check'));
+}
+
+/** Answers the question on screen and checks it: the feedback grades it as `right` says. */
+export async function answer(page, question, right, { dispatch = false } = {}) {
+  await choose(page, question, right, { dispatch });
+  await (dispatch ? page.getByTestId('check').dispatchEvent('click') : page.getByTestId('check').click());
   const feedback = page.getByTestId('feedback');
   await feedback.waitFor();
   assert.equal(await feedback.getAttribute('data-correct'), String(right), `${question.id}: graded as expected`);

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { withAppAndBrowser, screenshot } from '../harness.mjs';
-import { bank, currentQuestion, answer } from '../quiz-helpers.mjs';
+import { bank, currentQuestion, answer, choose } from '../quiz-helpers.mjs';
 
 const WRONG_FIRST = 2;
 
@@ -249,6 +249,37 @@ test('a stored certificate that cannot be read is reported and kept aside', asyn
   const kept = JSON.parse(await page.evaluate((key) => localStorage.getItem(`${key}.unreadable`), key));
   assert.deepEqual(kept.map((k) => k.data), ['{"name": 7']);
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('another tab\'s save keeps the answer being chosen here', async () => {
+  const context = await app.browser.newContext();
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await a.goto(`${app.server.url}?view=quiz`);
+  await a.getByTestId('question').waitFor();
+  await b.goto(`${app.server.url}?view=quiz`);
+  await b.getByTestId('question').waitFor();
+  const total = bank.questions.length;
+  // A chooses an answer to the first question but has not checked it yet.
+  await a.bringToFront();
+  const first = await currentQuestion(a);
+  await choose(a, first, true);
+  // B answers the second question; A hears of it.
+  await b.bringToFront();
+  await b.getByTestId('next').click();
+  await answer(b, await currentQuestion(b), true);
+  await a.getByTestId('score-line').filter({ hasText: new RegExp(`1 of ${total} questions answered`) }).waitFor();
+  // A's choice is still there: checking it grades it.
+  await a.bringToFront();
+  if (first.kind === 'numeric') {
+    assert.equal(await a.getByTestId('numeric-answer').inputValue(), String(first.answer));
+  } else {
+    assert.ok(await a.locator('label.option input:checked').count() > 0, 'the choice survived');
+  }
+  await a.getByTestId('check').click();
+  await a.getByTestId('feedback').waitFor();
+  assert.equal(await a.getByTestId('feedback').getAttribute('data-correct'), 'true');
   await context.close();
 });
 

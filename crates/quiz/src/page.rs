@@ -279,18 +279,24 @@ pub fn same_attempt_saved(bank: &QuestionBank, attempt: &Attempt, stored: Option
 /// What another tab's save did to this page's attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtherTab {
-    /// Answers to the same attempt, merged in.
-    Merged,
+    /// Answers to the same attempt, merged in; `shown_changed` when they changed the question
+    /// this page shows (the other tab answered it).
+    Merged { shown_changed: bool },
     /// A new attempt started there, which replaces this one (its answers are saved already).
     Replaced,
 }
 
 impl OtherTab {
     /// Another tab saved `stored`; the question shown here stays shown.
-    pub fn take(attempt: &mut Attempt, stored: Attempt) -> Self {
+    pub fn take(bank: &QuestionBank, attempt: &mut Attempt, stored: Attempt) -> Self {
         if attempt.seed == stored.seed {
+            let shown = bank.questions.get(attempt.current);
+            let before = shown.and_then(|q| attempt.progress_of(q)).cloned();
             attempt.merge_stored(&stored);
-            OtherTab::Merged
+            let after = shown.and_then(|q| attempt.progress_of(q));
+            OtherTab::Merged {
+                shown_changed: before.as_ref() != after,
+            }
         } else {
             *attempt = Attempt {
                 current: attempt.current,
@@ -301,9 +307,14 @@ impl OtherTab {
     }
 
     /// Whether the question shown gets the feedback and inputs the other tab's save gives it:
-    /// when it shows no feedback yet, or the attempt is another one.
+    /// when the other tab answered it and this page shows no feedback yet, or the attempt is
+    /// another one. Otherwise what the learner is choosing here stays as it is: a save about
+    /// other questions must not clear it.
     pub fn refreshes_question(self, feedback_shown: bool) -> bool {
-        !feedback_shown || self == OtherTab::Replaced
+        match self {
+            OtherTab::Merged { shown_changed } => shown_changed && !feedback_shown,
+            OtherTab::Replaced => true,
+        }
     }
 }
 
@@ -481,15 +492,29 @@ mod tests {
         let mut there = here.clone();
         there.answer(&b, 0, some_answer(&b, 0)).unwrap();
         assert_eq!(same_attempt_saved(&b, &here, Some(&there.save())), Some(there.clone()));
-        assert_eq!(OtherTab::take(&mut here, there.clone()), OtherTab::Merged);
+        // Question 0 answered there while this page shows question 4: the learner's choice on
+        // question 4 stays.
+        let merged = OtherTab::take(&b, &mut here, there.clone());
+        assert_eq!(merged, OtherTab::Merged { shown_changed: false });
         assert_eq!(here.progress, there.progress);
-        assert!(!OtherTab::Merged.refreshes_question(true));
-        assert!(OtherTab::Merged.refreshes_question(false));
+        assert!(!merged.refreshes_question(false));
+        // Question 4, the one shown here, answered there: it shows the answer unless this page
+        // shows its own feedback already.
+        there.answer(&b, 4, some_answer(&b, 4)).unwrap();
+        let merged = OtherTab::take(&b, &mut here, there.clone());
+        assert_eq!(merged, OtherTab::Merged { shown_changed: true });
+        assert!(merged.refreshes_question(false));
+        assert!(!merged.refreshes_question(true));
+        // The same save heard twice changes nothing more.
+        assert_eq!(
+            OtherTab::take(&b, &mut here, there.clone()),
+            OtherTab::Merged { shown_changed: false }
+        );
 
         let other = Attempt::new(&b, 2);
         assert_eq!(same_attempt_saved(&b, &here, Some(&other.save())), None);
         assert_eq!(same_attempt_saved(&b, &here, Some("{broken")), None);
-        assert_eq!(OtherTab::take(&mut here, other), OtherTab::Replaced);
+        assert_eq!(OtherTab::take(&b, &mut here, other), OtherTab::Replaced);
         assert_eq!((here.seed, here.current), (2, 4));
         assert!(here.progress.is_empty());
         assert!(OtherTab::Replaced.refreshes_question(true));

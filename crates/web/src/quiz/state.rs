@@ -148,8 +148,8 @@ impl Quiz {
             let Some(stored) = value.and_then(|text| bank.with_value(|b| Attempt::restore(b, &text).ok())) else {
                 return;
             };
-            let mut change = OtherTab::Merged;
-            attempt.update(|a| change = OtherTab::take(a, stored));
+            let mut change = OtherTab::Merged { shown_changed: false };
+            bank.with_value(|b| attempt.update(|a| change = OtherTab::take(b, a, stored)));
             if change == OtherTab::Replaced {
                 self.show_result.set(false);
                 self.message.set(Some(tr("quiz-other-tab-new-attempt")));
