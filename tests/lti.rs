@@ -12,6 +12,7 @@
 mod common;
 mod issuer_support;
 
+use gradlab::issuer::lti::deep_linking::PendingDeepLink;
 use gradlab::issuer::lti::launch::{PendingLogin, Platform, VerifiedLaunch};
 use gradlab::issuer::lti::scores::{backoff_secs, GIVEN_UP};
 use gradlab::issuer::lti::token_hash;
@@ -52,6 +53,8 @@ fn launch(lineitem: Option<&str>) -> VerifiedLaunch {
         target_link_uri: "https://lab.example/lti/launch".into(),
         lineitem_url: lineitem.map(str::to_string),
         language: None,
+        progress_only: false,
+        deep_linking: None,
     }
 }
 
@@ -170,6 +173,18 @@ fn a_session_is_found_by_its_token_hash_until_it_expires() {
             );
             assert_eq!(session.lineitem_url.as_deref(), Some("https://lms.example/li/1"));
             assert_eq!(session.target, "view=quiz");
+            assert!(!session.progress_only);
+            // An experiment the teacher left ungraded keeps saying so.
+            let ungraded = token_hash("token-ungraded");
+            let launch = VerifiedLaunch {
+                progress_only: true,
+                ..launch(Some("https://lms.example/li/1"))
+            };
+            store
+                .start_lti_session(&ungraded, &launch, "view=lab&scenario=norms", NOW, NOW + 100)
+                .await
+                .unwrap();
+            assert!(store.lti_session(&ungraded, NOW).await.unwrap().unwrap().progress_only);
             assert_eq!(
                 store.lti_session(&hash, NOW + 100).await.unwrap(),
                 None,
@@ -353,6 +368,51 @@ fn every_instances_tool_key_is_published() {
                 "{}",
                 database.label()
             );
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_deep_linking_request_is_answered_once_and_only_while_the_picker_is_fresh() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let request = PendingDeepLink {
+                issuer: "https://lms.example".into(),
+                client_id: "lab".into(),
+                deployment_id: "d1".into(),
+                return_url: "https://lms.example/return".into(),
+                data: Some(r#"{"opaque":"x"}"#.into()),
+                accept_lineitem: false,
+            };
+            let (fresh, stale) = (token_hash("picker-1"), token_hash("picker-2"));
+            store
+                .begin_lti_deep_link(&fresh, &request, NOW, NOW + 100)
+                .await
+                .unwrap();
+            store
+                .begin_lti_deep_link(&stale, &request, NOW, NOW + 10)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.take_lti_deep_link(&fresh, NOW + 5).await.unwrap(),
+                Some(request.clone()),
+                "{}",
+                database.label()
+            );
+            assert_eq!(
+                store.take_lti_deep_link(&fresh, NOW + 6).await.unwrap(),
+                None,
+                "taken once"
+            );
+            assert_eq!(
+                store.take_lti_deep_link(&stale, NOW + 10).await.unwrap(),
+                None,
+                "expired"
+            );
+            assert_eq!(store.take_lti_deep_link(&token_hash("never"), NOW).await.unwrap(), None);
             store.close().await;
         });
     }

@@ -11,10 +11,16 @@ Routes (all GET unless said):
   /authorize                  the tool's authentication request: the auto-posted launch form
   /course?…                   a course page with the activity in an iframe (/launch?…)
   /replay                     posts the last launch's id_token and state a second time
+  /deep-link?user=&locale=    a teacher opens the tool picker: a Deep Linking request
+  POST /deep-link-return      the tool's LtiDeepLinkingResponse: the package checks it, the
+                              links it holds are added to the course (with a line item each
+                              where the link asks for one)
+  /launch?link=K&user=        a learner opens the course's K-th added link
   POST /token                 client-credentials grant (the tool's signed JWT assertion)
   POST /lineitems/<id>/scores AGS score service
   /lineitems/<id>/results     AGS result service (bearer token)
   /gradebook.json             what the gradebook holds (the platform's own view, for the test)
+  /links.json                 the links the tool added, and their line items
 
 `tamper` makes the launch one a tool must refuse: other-key, expired, wrong-audience,
 unknown-deployment. The registration (client id, deployment) is printed as JSON on start.
@@ -51,7 +57,8 @@ PLATFORM_PRIVATE, PLATFORM_PUBLIC = pem_pair()
 # A second key with the first key's kid: a launch signed by it must fail the signature check.
 OTHER_PRIVATE, _ = pem_pair()
 
-STATE = {"last_launch": None, "scores": [], "hints": {}}
+STATE = {"last_launch": None, "scores": [], "hints": {}, "links": [], "lineitems": {LINEITEM_ID: {"scoreMaximum": 100, "label": "Quiz"}}}
+DEEP_LINK_DATA = "platform-data-7"
 LOCK = threading.Lock()
 
 
@@ -71,6 +78,7 @@ class Platform(LTI1P3PlatformConfAbstract):
             .set_deployment_id(DEPLOYMENT_ID)
             .set_oidc_login_url(f"{tool}/lti/login")
             .set_launch_url(f"{tool}/lti/launch")
+            .set_deeplink_launch_url(f"{tool}/lti/launch")
             .set_tool_key_set_url(f"{tool}/lti/jwks.json")
             .set_platform_public_key(PLATFORM_PUBLIC)
             .set_platform_private_key(private_key or PLATFORM_PRIVATE)
@@ -115,7 +123,9 @@ class Gradebook(AssignmentsGradesService):
         return {"content": [self.find_lineitem(LINEITEM_ID)], "has_next": False, "next": None}
 
     def find_lineitem(self, line_item_id):
-        return {"id": f"{BASE}/lineitems/{line_item_id}", "scoreMaximum": 100, "label": "Quiz"}
+        with LOCK:
+            item = STATE["lineitems"].get(line_item_id, {"scoreMaximum": 100, "label": "Quiz"})
+        return {"id": f"{BASE}/lineitems/{line_item_id}", **item}
 
     def create_lineitem(self, lineitem):
         return lineitem
@@ -188,12 +198,16 @@ class Handler(BaseHTTPRequestHandler):
                     "target": query.get("target", ""),
                     "tamper": query.get("tamper", ""),
                     "locale": query.get("locale", ""),
+                    "link": query.get("link", ""),
                 }
             )
             platform = Platform(base=BASE, tool=TOOL)
             login = Login(self.request_of(), platform)
             login.set_lti_message_hint(hint=hint)
             target = query.get("target", "")
+            if query.get("link"):
+                with LOCK:
+                    target = urlparse(STATE["links"][int(query["link"])]["url"]).query
             if target:
                 login.set_launch_url(f"{TOOL}/lti/launch?{target}")
             return self.send(302, "", headers=[("Location", login.initiate_login(query.get("user", "learner-1")))])
@@ -205,16 +219,41 @@ class Handler(BaseHTTPRequestHandler):
             )
             launch = Launch(self.request_of(), platform)
             launch._registration = platform.get_registration()
+            teacher = bool(hint.get("deep_link"))
+            link, lineitem = None, LINEITEM_ID
+            if hint.get("link"):
+                with LOCK:
+                    link = STATE["links"][int(hint["link"])]
+                # Like Moodle, every activity has a gradebook item: its own, or the course's.
+                lineitem = link.get("lineitem") or LINEITEM_ID
+                hint["target"] = urlparse(link["url"]).query
             if hint.get("target"):
                 launch.set_launch_url(f"{TOOL}/lti/launch?{hint['target']}")
             launch.set_user_data(
                 hint.get("user", "learner-1"),
-                ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+                [
+                    "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+                    if teacher
+                    else "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+                ],
                 full_name=hint.get("name") or None,
             )
-            launch.set_resource_link_claim("resource-link-1", title="Gradient accumulation quiz")
+            if teacher:
+                launch.set_dl(
+                    f"{BASE}/deep-link-return",
+                    title="Add an activity",
+                    accept_types={"ltiResourceLink"},
+                    extra_data=DEEP_LINK_DATA,
+                )
+            elif link:
+                launch.set_resource_link_claim(f"link-{hint['link']}", title=link["title"])
+                if link.get("custom"):
+                    launch.set_extra_claims({"https://purl.imsglobal.org/spec/lti/claim/custom": link["custom"]})
+            else:
+                launch.set_resource_link_claim("resource-link-1", title="Gradient accumulation quiz")
             launch.set_launch_context_claim("course-1", context_title="Fine-tuning on one GPU")
-            launch.set_ags(f"{BASE}/lineitems", f"{BASE}/lineitems/{LINEITEM_ID}")
+            if not teacher:
+                launch.set_ags(f"{BASE}/lineitems", f"{BASE}/lineitems/{lineitem}")
             launch.set_extra_claims(
                 {"https://purl.imsglobal.org/spec/lti/claim/tool_platform": {"name": "lti1p3platform test LMS", "guid": "test-lms"}}
             )
@@ -233,6 +272,23 @@ class Handler(BaseHTTPRequestHandler):
             except Exception as error:  # the package refused the tool's authentication request
                 return self.send(400, f"refused: {error!r}", "text/plain")
             return self.send(200, page, "text/html; charset=utf-8")
+        if url.path == "/deep-link":
+            # A teacher adds an activity: the tool picker, launched as a Deep Linking request.
+            hint = json.dumps(
+                {
+                    "user": query.get("user", "teacher-1"),
+                    "name": query.get("name", "Grace Teacher"),
+                    "locale": query.get("locale", ""),
+                    "deep_link": True,
+                }
+            )
+            login = Login(self.request_of(), Platform(base=BASE, tool=TOOL))
+            login.set_lti_message_hint(hint=hint)
+            login.set_launch_url(f"{TOOL}/lti/launch")
+            return self.send(302, "", headers=[("Location", login.initiate_login(query.get("user", "teacher-1")))])
+        if url.path == "/links.json":
+            with LOCK:
+                return self.send(200, json.dumps({"links": STATE["links"], "lineitems": STATE["lineitems"]}))
         if url.path == "/course":
             # The course page: the activity in an iframe, as Moodle and Canvas embed a tool.
             frame = html.escape("/launch?" + url.query)
@@ -270,6 +326,54 @@ class Handler(BaseHTTPRequestHandler):
             except Exception as error:
                 return self.send(400, json.dumps({"error": "invalid_client", "error_description": repr(error)}))
             return self.send(200, json.dumps(token))
+        if url.path == "/deep-link-return":
+            form = {k: v[0] for k, v in parse_qs(raw).items()}
+            try:
+                platform = Platform(base=BASE, tool=TOOL)
+                items = platform.validate_deeplinking_resp({"JWT": form.get("JWT", "")})
+                # What the package leaves to its user (it does not check the audience): the
+                # response is from this tool's client, to this platform, for this deployment,
+                # with the request's data back unchanged.
+                claims = json.loads(platform.urlsafe_b64decode(form["JWT"].split(".")[1]))
+                problems = [
+                    name
+                    for name, ok in [
+                        ("iss", claims.get("iss") == CLIENT_ID),
+                        ("aud", claims.get("aud") in (BASE, [BASE])),
+                        ("deployment_id", claims.get("https://purl.imsglobal.org/spec/lti/claim/deployment_id") == DEPLOYMENT_ID),
+                        ("data", claims.get("https://purl.imsglobal.org/spec/lti-dl/claim/data") == DEEP_LINK_DATA),
+                        ("nonce", bool(claims.get("nonce"))),
+                        ("url", all(i.get("url", "").startswith(f"{TOOL}/lti/launch") for i in items)),
+                    ]
+                    if not ok
+                ]
+                if problems:
+                    raise ValueError(f"claims wrong: {problems}")
+            except Exception as error:
+                return self.send(400, f"<!doctype html><html lang=en><head><title>Refused</title></head><body><main><h1>Refused</h1><p id=refused>{html.escape(repr(error))}</p></main></body></html>", "text/html; charset=utf-8")
+            added = []
+            with LOCK:
+                for item in items:
+                    link = {"title": item.get("title", ""), "url": item["url"], "custom": item.get("custom")}
+                    if item.get("lineItem"):
+                        lineitem = f"dl-{len(STATE['links'])}"
+                        STATE["lineitems"][lineitem] = {
+                            "scoreMaximum": item["lineItem"]["scoreMaximum"],
+                            "label": item["lineItem"].get("label", ""),
+                            "resourceId": item["lineItem"].get("resourceId", ""),
+                        }
+                        link["lineitem"] = lineitem
+                    STATE["links"].append(link)
+                    added.append((len(STATE["links"]) - 1, link))
+            rows = "".join(
+                f'<li><a href="/launch?link={k}" data-link="{k}">{html.escape(link["title"])}</a></li>' for k, link in added
+            )
+            page = (
+                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Course</title></head><body><main>"
+                f'<h1>Fine-tuning on one GPU</h1><p id=added data-count="{len(added)}">Added {len(added)} activities.</p>'
+                f"<ul>{rows}</ul></main></body></html>"
+            )
+            return self.send(200, page, "text/html; charset=utf-8")
         if url.path.startswith("/lineitems/") and url.path.endswith("/scores"):
             line_item = url.path.split("/")[2]
             if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":

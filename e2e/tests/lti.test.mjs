@@ -282,3 +282,100 @@ test('a Spanish course opens the quiz in Spanish, and it reads well on a phone',
     await browser.close();
   }
 });
+
+/** The teacher's picker after a Deep Linking launch, and the platform's page once it accepted the choice. */
+async function addFromPicker(page, platform, { item, grading = 'completion', link = null }) {
+  await page.goto(`${platform.issuer}/deep-link?user=teacher-1`);
+  await page.locator('#lti-picker').waitFor();
+  await page.locator(`input[name=item][value="${item}"]`).check();
+  if (link !== null) await page.locator('#link').fill(link);
+  await page.locator(`input[name=grading][value="${grading}"]`).check();
+  await page.getByRole('button', { name: 'Add to the course' }).click();
+  const added = page.locator('#added, #refused, #lti-pick-error').first();
+  await added.waitFor();
+  return added;
+}
+
+test('a teacher adds the quiz from the tool picker (Deep Linking): the platform makes a column out of 100 and the score lands in it', async () => {
+  for (const { database, issuer, platform } of setups) {
+    const browser = await launchBrowser({ webgpu: false });
+    try {
+      const page = await browser.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(`${platform.issuer}/deep-link?user=teacher-1`);
+      await page.locator('#lti-picker').waitFor();
+      if (database === 'sqlite') {
+        await screenshot(page, 'lti-deep-link-picker');
+        await expectAccessible(page, 'the deep-linking picker');
+        // Adding nothing, or another site's address, is refused on the picker with a reason.
+        await page.locator('input[name=item][value=settings]').check();
+        await page.locator('#link').fill('https://elsewhere.example/?view=lab');
+        await page.getByRole('button', { name: 'Add to the course' }).click();
+        await page.locator('#lti-pick-error').waitFor();
+        assert.match(await page.locator('#lti-pick-error').textContent(), /not a Lab page of this server/);
+        await expectAccessible(page, 'the picker with an error');
+      }
+      const added = await addFromPicker(page, platform, { item: 'quiz' });
+      assert.equal(await added.getAttribute('id'), 'added', `${database}: ${await added.textContent()}`);
+      assert.equal(await added.getAttribute('data-count'), '1');
+      const { links, lineitems } = await (await fetch(`${platform.issuer}/links.json`)).json();
+      const k = links.length - 1;
+      const link = links[k];
+      assert.equal(link.url, `${issuer.url}/lti/launch?view=quiz`);
+      assert.equal(lineitems[link.lineitem].scoreMaximum, 100);
+      assert.equal(lineitems[link.lineitem].resourceId, 'quiz');
+      assert.match(issuer.stderr(), /LTI deep link for .*: view=quiz/);
+
+      // A learner opens the new link, passes, and the score goes to the link's own column.
+      const learner = await browser.newPage();
+      await learner.goto(`${platform.issuer}/launch?link=${k}&user=learner-dl-${database}&name=${encodeURIComponent('Mary Somerville')}`);
+      await learner.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+      const percent = await passTheQuiz(learner, 1);
+      await delivered(learner, issuer);
+      const scores = (await gradebook(platform)).filter((s) => s.userId === `learner-dl-${database}`);
+      assert.deepEqual(scores.map((s) => [s.lineitem, s.scoreGiven, s.scoreMaximum]), [[link.lineitem, percent, 100]]);
+      assert.deepEqual(errors, []);
+    } finally {
+      await browser.close();
+    }
+  }
+});
+
+test('an experiment added ungraded posts only the learner\'s progress; a cancelled picker adds nothing', async () => {
+  const { issuer, platform } = setups[0];
+  const browser = await launchBrowser({ webgpu: false });
+  try {
+    const page = await browser.newPage();
+    const added = await addFromPicker(page, platform, { item: 'scenario:scaling', grading: 'progress' });
+    assert.equal(await added.getAttribute('id'), 'added', await added.textContent());
+    const { links } = await (await fetch(`${platform.issuer}/links.json`)).json();
+    const k = links.length - 1;
+    assert.equal(links[k].url, `${issuer.url}/lti/launch?view=lab&scenario=scaling`);
+    assert.equal(links[k].lineitem, undefined, 'no column of its own');
+    assert.deepEqual(links[k].custom, { gradlab_grading: 'progress' });
+    // The teacher cancels a second picker: the platform gets an empty, signed answer.
+    await page.goto(`${platform.issuer}/deep-link?user=teacher-1`);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('#added').waitFor();
+    assert.equal(await page.locator('#added').getAttribute('data-count'), '0');
+
+    const learner = await browser.newPage();
+    await learner.goto(`${platform.issuer}/launch?link=${k}&user=learner-progress`);
+    await learner.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
+    await learner.getByTestId('play').click();
+    const deadline = Date.now() + 90_000;
+    let scores = [];
+    while (scores.length === 0 && Date.now() < deadline) {
+      scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-progress');
+      if (scores.length === 0) await new Promise((resolve) => setTimeout(resolve, 250)); // between polls of the state
+    }
+    assert.equal(scores.length, 1, `no progress reached the gradebook\n${issuer.stderr().slice(-1500)}`);
+    assert.deepEqual(
+      [scores[0].scoreGiven, scores[0].activityProgress, scores[0].gradingProgress],
+      [undefined, 'Completed', 'NotReady'],
+    );
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,7 +1,7 @@
 -- LTI 1.3 (crates/issuer/src/lti): the platforms this tool is registered with, their
--- deployments, the logins in flight, the sessions of launched learners and the scores waiting
--- for (or delivered to) a platform's gradebook. The PostgreSQL twin has the same tables, columns
--- and meaning. Times are Unix seconds.
+-- deployments, the logins in flight, the teachers' deep-linking choices, the sessions of
+-- launched learners and the scores waiting for (or delivered to) a platform's gradebook. The
+-- PostgreSQL twin has the same tables, columns and meaning. Times are Unix seconds.
 CREATE TABLE lti_platforms (
     issuer TEXT NOT NULL,
     client_id TEXT NOT NULL,
@@ -48,8 +48,27 @@ CREATE TABLE lti_sessions (
     target TEXT NOT NULL,
     -- The AGS line item of the resource link (absent: the course asked for no grade).
     lineitem_url TEXT,
+    -- 1: the teacher left this experiment ungraded; its completion is posted as progress only.
+    progress_only BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     expires_at BIGINT NOT NULL
+);
+
+-- A teacher's Deep Linking request, between the launch that opened the picker and the choice
+-- posted back (once: used_at). The picker's form holds the token; only its SHA-256 is stored.
+CREATE TABLE lti_deep_links (
+    token_sha256 TEXT PRIMARY KEY,
+    issuer TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    deployment_id TEXT NOT NULL,
+    return_url TEXT NOT NULL,
+    -- The request's opaque `data`, as JSON text, to send back unchanged.
+    data TEXT,
+    -- 0: the platform said it ignores line items; 1: it accepts them (or did not say).
+    accept_lineitem BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at BIGINT
 );
 
 -- Scores to post to a platform's AGS endpoint: the delivery loop takes the due ones, retries

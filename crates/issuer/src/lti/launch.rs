@@ -27,7 +27,13 @@ pub const CLAIM_RESOURCE_LINK: &str = "https://purl.imsglobal.org/spec/lti/claim
 pub const CLAIM_CONTEXT: &str = "https://purl.imsglobal.org/spec/lti/claim/context";
 pub const CLAIM_TOOL_PLATFORM: &str = "https://purl.imsglobal.org/spec/lti/claim/tool_platform";
 pub const CLAIM_AGS_ENDPOINT: &str = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint";
+pub const CLAIM_DEEP_LINKING_SETTINGS: &str = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings";
+pub const CLAIM_CUSTOM: &str = "https://purl.imsglobal.org/spec/lti/claim/custom";
 pub const SCOPE_SCORE: &str = "https://purl.imsglobal.org/spec/lti-ags/scope/score";
+/// The custom parameter a deep link sets on an experiment the teacher chose to leave ungraded:
+/// its completion reaches the gradebook as progress only.
+pub const CUSTOM_GRADING: &str = "gradlab_grading";
+pub const GRADING_PROGRESS_ONLY: &str = "progress";
 
 /// A platform this tool is registered with (manually or by Dynamic Registration).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,6 +296,30 @@ struct IdToken {
     ags: Option<AgsEndpoint>,
     #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/launch_presentation", default)]
     launch_presentation: Option<LaunchPresentation>,
+    #[serde(
+        rename = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings",
+        default
+    )]
+    deep_linking_settings: Option<DeepLinkingSettings>,
+    #[serde(rename = "https://purl.imsglobal.org/spec/lti/claim/custom", default)]
+    custom: Option<serde_json::Map<String, Value>>,
+}
+
+/// A Deep Linking request's settings (Deep Linking 2.0 §4.4.1): where the chosen links go back
+/// to, and what the platform accepts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct DeepLinkingSettings {
+    pub deep_link_return_url: String,
+    #[serde(default)]
+    pub accept_types: Vec<String>,
+    #[serde(default)]
+    pub accept_multiple: Option<bool>,
+    /// False: the platform ignores line items in the links (no gradebook column is made).
+    #[serde(default)]
+    pub accept_lineitem: Option<bool>,
+    /// Opaque to the tool, sent back as it came.
+    #[serde(default)]
+    pub data: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -316,6 +346,11 @@ pub struct VerifiedLaunch {
     pub lineitem_url: Option<String>,
     /// The Lab's language for the platform's locale (`es-ES` → Spanish), when the Lab has it.
     pub language: Option<Language>,
+    /// The teacher left this experiment ungraded (custom `gradlab_grading=progress`): its
+    /// completion is posted as progress, without a score.
+    pub progress_only: bool,
+    /// A Deep Linking request (a teacher choosing what to add), not a learner's launch.
+    pub deep_linking: Option<DeepLinkingSettings>,
 }
 
 /// The header's key id, before anything else of the token is looked at.
@@ -381,9 +416,29 @@ pub fn verify_launch(
     if token.version != "1.3.0" {
         return Err(Refusal::WrongVersion(token.version));
     }
-    if token.message_type != "LtiResourceLinkRequest" {
-        return Err(Refusal::UnsupportedMessage(token.message_type));
-    }
+    let deep_linking = match token.message_type.as_str() {
+        "LtiResourceLinkRequest" => None,
+        "LtiDeepLinkingRequest" => {
+            let settings = token
+                .deep_linking_settings
+                .clone()
+                .ok_or_else(|| Refusal::Malformed(format!("no {CLAIM_DEEP_LINKING_SETTINGS}")))?;
+            if url::Url::parse(&settings.deep_link_return_url).is_err() {
+                return Err(Refusal::Malformed(format!(
+                    "deep_link_return_url {:?} is not a URL",
+                    settings.deep_link_return_url
+                )));
+            }
+            if !settings.accept_types.iter().any(|t| t == "ltiResourceLink") {
+                return Err(Refusal::UnsupportedMessage(format!(
+                    "LtiDeepLinkingRequest accepting only {:?}, not ltiResourceLink",
+                    settings.accept_types
+                )));
+            }
+            Some(settings)
+        }
+        _ => return Err(Refusal::UnsupportedMessage(token.message_type)),
+    };
     if !deployment_known(&token.deployment_id) {
         return Err(Refusal::UnknownDeployment(token.deployment_id));
     }
@@ -394,11 +449,18 @@ pub fn verify_launch(
             login.target_link_uri
         )));
     }
-    let resource_link = token
-        .resource_link
+    // A deep-linking request comes before any resource link exists.
+    let resource_link = match (&deep_linking, token.resource_link.as_ref().and_then(|r| r.id.clone())) {
+        (_, Some(id)) => id,
+        (Some(_), None) => String::new(),
+        (None, None) => return Err(Refusal::Malformed(format!("no {CLAIM_RESOURCE_LINK} id"))),
+    };
+    let progress_only = token
+        .custom
         .as_ref()
-        .and_then(|r| r.id.clone())
-        .ok_or_else(|| Refusal::Malformed(format!("no {CLAIM_RESOURCE_LINK} id")))?;
+        .and_then(|custom| custom.get(CUSTOM_GRADING))
+        .and_then(Value::as_str)
+        == Some(GRADING_PROGRESS_ONLY);
     let subject = token
         .sub
         .clone()
@@ -438,6 +500,8 @@ pub fn verify_launch(
             .launch_presentation
             .and_then(|p| p.locale)
             .and_then(|locale| Language::from_tag(&locale)),
+        progress_only,
+        deep_linking,
     })
 }
 
@@ -536,6 +600,61 @@ mod tests {
         .unwrap();
         assert_eq!(launch.name, "Grace Hopper");
         assert_eq!(launch.lineitem_url, None);
+    }
+
+    #[test]
+    fn a_deep_linking_request_needs_its_settings_and_no_resource_link() {
+        let request = |edit: fn(&mut Value)| {
+            changed(|c| {
+                c.as_object_mut().unwrap().remove(CLAIM_RESOURCE_LINK);
+                c[CLAIM_MESSAGE_TYPE] = json!("LtiDeepLinkingRequest");
+                c[CLAIM_DEEP_LINKING_SETTINGS] = json!({
+                    "deep_link_return_url": "https://lms.example/deep-link-return",
+                    "accept_types": ["link", "ltiResourceLink"],
+                    "accept_lineitem": true,
+                    "data": "opaque-7",
+                });
+                edit(c);
+            })
+        };
+        let launch = request(|_| {}).unwrap();
+        let settings = launch.deep_linking.unwrap();
+        assert_eq!(settings.deep_link_return_url, "https://lms.example/deep-link-return");
+        assert_eq!(settings.data, Some(json!("opaque-7")));
+        assert_eq!(settings.accept_lineitem, Some(true));
+        assert_eq!(launch.resource_link_id, "");
+        assert!(matches!(
+            request(|c| {
+                c.as_object_mut().unwrap().remove(CLAIM_DEEP_LINKING_SETTINGS);
+            })
+            .unwrap_err(),
+            Refusal::Malformed(_)
+        ));
+        assert!(matches!(
+            request(|c| c[CLAIM_DEEP_LINKING_SETTINGS]["accept_types"] = json!(["file"])).unwrap_err(),
+            Refusal::UnsupportedMessage(_)
+        ));
+        assert!(matches!(
+            request(|c| c[CLAIM_DEEP_LINKING_SETTINGS]["deep_link_return_url"] = json!("not a url")).unwrap_err(),
+            Refusal::Malformed(_)
+        ));
+        // A learner's launch is no deep-linking request, whatever settings it carries.
+        assert_eq!(changed(|_| {}).unwrap().deep_linking, None);
+    }
+
+    #[test]
+    fn an_experiment_left_ungraded_says_so_in_its_custom_parameter() {
+        assert!(!changed(|_| {}).unwrap().progress_only);
+        assert!(
+            changed(|c| c[CLAIM_CUSTOM] = json!({CUSTOM_GRADING: GRADING_PROGRESS_ONLY}))
+                .unwrap()
+                .progress_only
+        );
+        assert!(
+            !changed(|c| c[CLAIM_CUSTOM] = json!({CUSTOM_GRADING: "score"}))
+                .unwrap()
+                .progress_only
+        );
     }
 
     #[test]

@@ -4,14 +4,17 @@
 //!
 //! - `tool_key`: the tool's RSA key pair (0600 on disk, rotation), published at `/lti/jwks.json`;
 //! - `launch`: the OIDC login initiation and the `id_token` checks, each refusal with its message;
+//! - `deep_linking`: the teacher's picker and the signed `LtiDeepLinkingResponse`;
 //! - `platform_keys`: the platforms' key sets, fetched and cached by `kid`;
 //! - `store`: registrations, deployments, logins, sessions and the score queue (SQLite and
 //!   PostgreSQL, migrations/*/0003_lti.sql);
 //! - `scores`: AGS score posting (access tokens by signed client assertion) and the delivery loop;
 //! - `bench`: the stand-in platform and the launches of `gradlab issuer bench`;
-//! - `routes`: the HTTP side (`/lti/login`, `/lti/launch`, `/lti/session`, `/lti/scores`).
+//! - `routes`: the HTTP side (`/lti/login`, `/lti/launch`, `/lti/deep-link`, `/lti/session`,
+//!   `/lti/scores`, `/lti/completion`).
 
 pub mod bench;
+pub mod deep_linking;
 pub mod launch;
 pub mod platform_keys;
 pub mod routes;

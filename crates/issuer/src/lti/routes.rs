@@ -15,6 +15,7 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde_json::{json, Value};
 
+use super::deep_linking::{self, linked_scenario, Choice, PendingDeepLink, PICKER_TTL_SECS};
 use super::launch::{token_key_id, verify_launch, LoginInitiation, PendingLogin, Refusal, LOGIN_TTL_SECS};
 use super::scores::{score_body, Outcome};
 use super::store::Session;
@@ -33,6 +34,7 @@ pub fn router() -> Router<Arc<IssuerState>> {
         .route("/lti/jwks.json", get(jwks))
         .route("/lti/login", get(login_get).post(login_post))
         .route("/lti/launch", post(launch))
+        .route("/lti/deep-link", post(deep_link_chosen))
         .route("/lti/session", get(session))
         .route("/lti/scores", post(post_scores))
         .route("/lti/scores/{id}", get(score_status))
@@ -68,10 +70,18 @@ fn escape(text: &str) -> String {
 }
 
 fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
+    html_page_in("en", status, title, body)
+}
+
+fn html_page_in(language: &str, status: StatusCode, title: &str, body: &str) -> Response {
     let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+        "<!doctype html><html lang=\"{language}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title}</title><style>body{{font:1rem/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}}\
-         code{{background:#eee;padding:0 .2rem}}</style></head><body><main>{body}</main></body></html>",
+         code{{background:#eee;padding:0 .2rem}}fieldset{{border:1px solid #767676;border-radius:.3rem;margin:0 0 1rem;padding:.5rem 1rem}}\
+         legend{{font-weight:600;padding:0 .3rem}}label.choice{{display:block;padding:.25rem 0}}input[type=url]{{width:100%;box-sizing:border-box;font:inherit;padding:.3rem}}\
+         .help{{color:#4a4a4a;margin:.25rem 0 0}}.error{{color:#a4000f;font-weight:600}}\
+         button{{font:inherit;padding:.4rem 1rem;border:1px solid #1a4f8b;border-radius:.3rem;background:#1a4f8b;color:#fff;cursor:pointer}}\
+         button[value=cancel]{{background:#fff;color:#1a4f8b}}:focus-visible{{outline:3px solid #1a4f8b;outline-offset:2px}}</style></head><body><main>{body}</main></body></html>",
         title = escape(title)
     );
     (
@@ -257,6 +267,16 @@ async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<
     let Ok(token) = random_token() else {
         return internal(&IssuerError::Signing("no randomness for the session".into()));
     };
+    if let Some(request) = PendingDeepLink::of(&verified) {
+        if let Err(e) = state
+            .store
+            .begin_lti_deep_link(&token_hash(&token), &request, now, now + PICKER_TTL_SECS)
+            .await
+        {
+            return internal(&e);
+        }
+        return picker(&token, verified.language, request.accept_lineitem, None);
+    }
     let query = with_language(app_query(&verified.target_link_uri), verified.language);
     if let Err(e) = state
         .store
@@ -270,6 +290,159 @@ async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<
         Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),
         Err(_) => refused(&Refusal::TargetMismatch(format!("cannot redirect to ?{query}"))),
     }
+}
+
+/// The teacher's picker after a Deep Linking launch: the quiz, the experiments (graded by
+/// completion or progress only), the other pages, or a Lab link with their own settings. The
+/// form carries the picker's token (no cookie: it works in the platform's iframe).
+fn picker(token: &str, language: Option<gradlab_i18n::Language>, columns: bool, error: Option<&str>) -> Response {
+    let texts = deep_linking::localizer(language);
+    let t = |id: &str| escape(&texts.text(id));
+    let mut items = String::new();
+    let mut group = |legend: &str, offers: &[deep_linking::Offer]| {
+        items.push_str(&format!("<fieldset><legend>{legend}</legend>"));
+        for offer in offers {
+            items.push_str(&format!(
+                "<label class=\"choice\"><input type=\"radio\" name=\"item\" value=\"{value}\" required> {label}</label>",
+                value = escape(&offer.value),
+                label = escape(&offer.label)
+            ));
+        }
+        items.push_str("</fieldset>");
+    };
+    let offers = deep_linking::offers(&texts);
+    let (experiments, others): (Vec<_>, Vec<_>) = offers.into_iter().partition(|o| o.experiment);
+    let (quiz, pages): (Vec<_>, Vec<_>) = others.into_iter().partition(|o| o.value == "quiz");
+    group(&t("lti-pick-graded-quiz"), &quiz);
+    group(&t("lti-pick-experiments"), &experiments);
+    group(&t("lti-pick-pages"), &pages);
+    let error = error
+        .map(|e| {
+            format!(
+                "<p id=\"lti-pick-error\" role=\"alert\" class=\"error\">{}</p>",
+                escape(e)
+            )
+        })
+        .unwrap_or_default();
+    let columns_note = if columns {
+        String::new()
+    } else {
+        format!("<p>{}</p>", t("lti-pick-no-lineitem"))
+    };
+    let body = format!(
+        "<h1>{title}</h1><p>{intro}</p>{columns_note}{error}\
+         <form method=\"post\" action=\"deep-link\" id=\"lti-picker\">\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\"><input type=\"hidden\" name=\"lang\" value=\"{lang}\">\
+         <input type=\"hidden\" name=\"columns\" value=\"{columns}\">{items}\
+         <fieldset><legend>{own}</legend><label class=\"choice\"><input type=\"radio\" name=\"item\" value=\"settings\" required> {own_choice}</label>\
+         <label for=\"link\">{link_label}</label><input type=\"url\" id=\"link\" name=\"link\" aria-describedby=\"link-help\">\
+         <p id=\"link-help\" class=\"help\">{link_help}</p></fieldset>\
+         <fieldset><legend>{grading}</legend>\
+         <label class=\"choice\"><input type=\"radio\" name=\"grading\" value=\"completion\" checked> {completion}</label>\
+         <label class=\"choice\"><input type=\"radio\" name=\"grading\" value=\"progress\"> {progress}</label></fieldset>\
+         <p><button type=\"submit\" name=\"action\" value=\"add\">{add}</button> \
+         <button type=\"submit\" name=\"action\" value=\"cancel\" formnovalidate>{cancel}</button></p></form>",
+        title = t("lti-pick-title"),
+        intro = t("lti-pick-intro"),
+        token = escape(token),
+        lang = texts.language().tag(),
+        columns = u8::from(columns),
+        own = t("lti-pick-own-legend"),
+        own_choice = t("lti-pick-own-choice"),
+        link_label = t("lti-pick-link-label"),
+        link_help = t("lti-pick-link-help"),
+        grading = t("lti-pick-grading"),
+        completion = t("lti-pick-completion"),
+        progress = t("lti-pick-progress"),
+        add = t("lti-pick-add"),
+        cancel = t("lti-pick-cancel"),
+    );
+    let status = if error.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::UNPROCESSABLE_ENTITY
+    };
+    html_page_in(texts.language().tag(), status, &texts.text("lti-pick-title"), &body)
+}
+
+/// The picker's choice: signed into an `LtiDeepLinkingResponse` and posted back to the
+/// platform by the teacher's browser (an empty one when they cancelled).
+async fn deep_link_chosen(
+    State(state): State<Arc<IssuerState>>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let field = |name: &str| form.get(name).map(String::as_str);
+    let language = field("lang").and_then(gradlab_i18n::Language::from_tag);
+    let Some(token) = field("token").filter(|t| !t.is_empty()) else {
+        return refused(&Refusal::MissingParameter("token"));
+    };
+    let cancelled = field("action") == Some("cancel");
+    let choice = if cancelled {
+        None
+    } else {
+        match Choice::parse(field("item"), field("grading"), field("link"), &state.public_url) {
+            Ok(choice) => Some(choice),
+            Err(e) => {
+                let message = deep_linking::localizer(language).msg(&e.message(&state.public_url));
+                return picker(token, language, field("columns") != Some("0"), Some(&message));
+            }
+        }
+    };
+    // Made after the await: a Localizer is not Send.
+    let taken = state.store.take_lti_deep_link(&token_hash(token), unix_now()).await;
+    let texts = deep_linking::localizer(language);
+    let request = match taken {
+        Ok(Some(request)) => request,
+        Ok(None) => {
+            return html_page_in(
+                texts.language().tag(),
+                StatusCode::GONE,
+                &texts.text("lti-pick-title"),
+                &format!(
+                    "<h1>{}</h1><p id=\"lti-refusal\" data-code=\"picker-used\">{}</p>",
+                    escape(&texts.text("lti-pick-title")),
+                    escape(&texts.text("lti-pick-gone"))
+                ),
+            )
+        }
+        Err(e) => return internal(&e),
+    };
+    let items: Vec<Value> = choice
+        .iter()
+        .map(|c| c.content_item(&state.public_url, &texts, request.accept_lineitem))
+        .collect();
+    let Ok(nonce) = random_token() else {
+        return internal(&IssuerError::Signing("no randomness for the response".into()));
+    };
+    let message = choice.as_ref().map(|c| c.title(&texts));
+    let claims = deep_linking::response_claims(&request, items, message, &nonce, unix_now());
+    let jwt = match state.lti.tool_key.sign(&claims) {
+        Ok(jwt) => jwt,
+        Err(e) => return internal(&IssuerError::Signing(e.to_string())),
+    };
+    eprintln!(
+        "gradlab issuer: LTI deep link for {} ({}): {}",
+        request.issuer,
+        request.deployment_id,
+        choice.as_ref().map_or_else(|| "cancelled".to_string(), Choice::query)
+    );
+    let body = format!(
+        "<h1>{title}</h1><form method=\"post\" action=\"{url}\" id=\"lti-return\">\
+         <input type=\"hidden\" name=\"JWT\" value=\"{jwt}\"><p>{sending}</p>\
+         <noscript><button type=\"submit\">{next}</button></noscript></form>\
+         <script>document.getElementById('lti-return').submit()</script>",
+        title = escape(&texts.text("lti-pick-title")),
+        url = escape(&request.return_url),
+        jwt = escape(&jwt),
+        sending = escape(&texts.text("lti-pick-sending")),
+        next = escape(&texts.text("lti-pick-continue")),
+    );
+    html_page_in(
+        texts.language().tag(),
+        StatusCode::OK,
+        &texts.text("lti-pick-title"),
+        &body,
+    )
 }
 
 fn problem(status: StatusCode, code: &str, detail: &str) -> Response {
@@ -441,13 +614,6 @@ async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) ->
     }
 }
 
-/// The experiment a target link names (`scenario=…` in its query), if any.
-fn linked_scenario(target_query: &str) -> Option<String> {
-    url::form_urlencoded::parse(target_query.as_bytes())
-        .find(|(key, _)| key == "scenario")
-        .map(|(_, value)| value.into_owned())
-}
-
 /// A Lab experiment trained far enough after a launch into it: its completion to the gradebook
 /// (1 of 1), when the course linked this experiment (or the Lab without naming one).
 async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request) -> Response {
@@ -479,7 +645,10 @@ async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request
     let Some(lineitem) = session.lineitem_url.clone() else {
         return json_reply(StatusCode::OK, &json!({"delivery": "not-graded"}));
     };
-    match queue_score(&state, &session, &hash, &lineitem, Outcome::Completed { graded: true }).await {
+    let outcome = Outcome::Completed {
+        graded: !session.progress_only,
+    };
+    match queue_score(&state, &session, &hash, &lineitem, outcome).await {
         Ok(id) => {
             eprintln!("gradlab issuer: LTI completion of {scenario} ({id}) queued for {lineitem}");
             json_reply(StatusCode::ACCEPTED, &json!({"id": id, "delivery": "pending"}))

@@ -3,6 +3,7 @@
 
 use sqlx::Row;
 
+use super::deep_linking::PendingDeepLink;
 use super::launch::{PendingLogin, Platform, VerifiedLaunch};
 use crate::store::{db_error, Store};
 use crate::IssuerError;
@@ -18,6 +19,8 @@ pub struct Session {
     pub context_title: String,
     pub target: String,
     pub lineitem_url: Option<String>,
+    /// The teacher left the linked experiment ungraded: completion is posted as progress only.
+    pub progress_only: bool,
     pub expires_at: i64,
 }
 
@@ -246,6 +249,70 @@ impl Store {
         Ok(Err(used > 0))
     }
 
+    /// Records a teacher's Deep Linking request under the picker token's hash (and forgets
+    /// requests past their time).
+    pub async fn begin_lti_deep_link(
+        &self,
+        token_sha256: &str,
+        request: &PendingDeepLink,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), IssuerError> {
+        let error = db_error("cannot record the deep-linking request");
+        sqlx::query("DELETE FROM lti_deep_links WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&self.writer)
+            .await
+            .map_err(&error)?;
+        sqlx::query(
+            "INSERT INTO lti_deep_links (token_sha256, issuer, client_id, deployment_id, return_url, data, \
+             accept_lineitem, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(token_sha256)
+        .bind(&request.issuer)
+        .bind(&request.client_id)
+        .bind(&request.deployment_id)
+        .bind(&request.return_url)
+        .bind(request.data.as_deref())
+        .bind(i64::from(request.accept_lineitem))
+        .bind(now)
+        .bind(expires_at)
+        .execute(&self.writer)
+        .await
+        .map_err(&error)?;
+        Ok(())
+    }
+
+    /// Takes a Deep Linking request for its answer, once, while it has not expired.
+    pub async fn take_lti_deep_link(
+        &self,
+        token_sha256: &str,
+        now: i64,
+    ) -> Result<Option<PendingDeepLink>, IssuerError> {
+        let error = db_error("cannot read the deep-linking request");
+        let row = sqlx::query(
+            "UPDATE lti_deep_links SET used_at = $1 WHERE token_sha256 = $2 AND used_at IS NULL AND expires_at > $1 \
+             RETURNING issuer, client_id, deployment_id, return_url, data, accept_lineitem",
+        )
+        .bind(now)
+        .bind(token_sha256)
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(&error)?;
+        row.map(|row| {
+            Ok(PendingDeepLink {
+                issuer: row.try_get(0)?,
+                client_id: row.try_get(1)?,
+                deployment_id: row.try_get(2)?,
+                return_url: row.try_get(3)?,
+                data: row.try_get(4)?,
+                accept_lineitem: row.try_get::<i64, _>(5)? != 0,
+            })
+        })
+        .transpose()
+        .map_err(&error)
+    }
+
     /// Stores a verified launch under its session token's hash.
     pub async fn start_lti_session(
         &self,
@@ -257,8 +324,8 @@ impl Store {
     ) -> Result<(), IssuerError> {
         sqlx::query(
             "INSERT INTO lti_sessions (token_sha256, issuer, client_id, deployment_id, subject, name, platform_name, \
-             context_id, context_title, resource_link_id, target, lineitem_url, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+             context_id, context_title, resource_link_id, target, lineitem_url, progress_only, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(token_sha256)
         .bind(&launch.issuer)
@@ -272,6 +339,7 @@ impl Store {
         .bind(&launch.resource_link_id)
         .bind(target)
         .bind(launch.lineitem_url.as_deref())
+        .bind(i64::from(launch.progress_only))
         .bind(now)
         .bind(expires_at)
         .execute(&self.writer)
@@ -290,7 +358,8 @@ impl Store {
     pub async fn lti_session(&self, token_sha256: &str, now: i64) -> Result<Option<Session>, IssuerError> {
         let error = db_error("cannot read the LTI session");
         let row = sqlx::query(
-            "SELECT issuer, client_id, subject, name, platform_name, context_title, target, lineitem_url, expires_at \
+            "SELECT issuer, client_id, subject, name, platform_name, context_title, target, lineitem_url, expires_at, \
+             progress_only \
              FROM lti_sessions WHERE token_sha256 = $1 AND expires_at > $2",
         )
         .bind(token_sha256)
@@ -309,6 +378,7 @@ impl Store {
                 target: row.try_get(6)?,
                 lineitem_url: row.try_get(7)?,
                 expires_at: row.try_get(8)?,
+                progress_only: row.try_get::<i64, _>(9)? != 0,
             })
         })
         .transpose()
