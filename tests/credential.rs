@@ -210,6 +210,7 @@ fn issued(index: u64) -> Value {
             list_url: "https://lab.example.org/api/status/1".into(),
             index,
         },
+        course: None,
     })
     .unwrap();
     proof::sign(unsigned, &issuer_key(), &method(), NOW).unwrap()

@@ -332,7 +332,7 @@ verify-id-label = Certificate ID
 verify-name-label = Name on the certificate
 verify-button = Verify
 verify-valid-text = { $name } passed the Gradient Accumulation Lab quiz (version { $version }) with { $score } % on { $date }.
-verify-trust = What these checks mean. A signed credential (an ID from an issuer, or a certificate file) is checked here, in your browser: its Ed25519 signature (eddsa-jcs-2022) against the key its issuer publishes at its own web address (did:web), and its status against the issuer's signed revocation list. A valid signature proves that whoever controls that address issued it to that name with that score, and that nothing was changed since; it does not prove who took the quiz, nor that anyone sat it (the quiz's answers ship with the app). An integrity-only ID (made by the app when no issuer was reachable) proves integrity only: the name, score, date and quiz version are exactly those it was made with, and a typo or an edit is detected. It does not prove who issued it: the app alone has no server to keep a signing key secret, so anyone with this app's code could make a valid ID.
+verify-trust = What these checks mean. A signed credential (an ID from an issuer, or a certificate file) is checked here, in your browser: its Ed25519 signature (eddsa-jcs-2022) against the key its issuer publishes at its own web address (did:web), and its status against the issuer's signed revocation list. A valid signature proves that whoever controls that address issued it to that name with that score, and that nothing was changed since; it does not prove who took the quiz, nor that anyone sat it (the quiz's answers ship with the app). An integrity-only ID (made by the app when no issuer was reachable) proves integrity only: the name, score, date and quiz version are exactly those it was made with, and a typo or an edit is detected. It does not prove who issued it: the app alone has no server to keep a signing key secret, so anyone with this app's code could make a valid ID. A credential issued after a launch from a course platform (LTI 1.3) says so in its evidence: that platform signed the learner in and gave the name, so it names who took the quiz as far as that platform knows.
 
 ## Signed credentials (Open Badges 3.0): texts signed into the credential, name rules, verification
 badge-credential-name = Gradient Accumulation Lab: quiz passed
@@ -341,6 +341,9 @@ badge-achievement-name = Gradient accumulation quiz, version { $version }
 badge-achievement-description = Passing the quiz of Gradient Accumulation Lab, an interactive lab that trains a small neural network to show when accumulating gradients over micro-batches matches one large batch and when it does not: loss scaling, normalization layers, variable-size micro-batches, gradient clipping and learning-rate schedules.
 badge-criteria = Answer all { $total } questions of the quiz (version { $version }) and get at least { $needed } % of them right on the first try. Only the first answer to each question counts; the issuer grades the answers itself.
 badge-result-name = Share of questions answered correctly on the first try
+badge-evidence-course = Taken in the course { $course }
+badge-evidence-platform = Taken in a course on { $platform }
+badge-evidence-description = { $name } opened the quiz from the course through an LTI 1.3 launch: { $platform } ({ $url }) signed the learner in and supplied this name; the learner did not type it.
 badge-name-error-empty = the name is empty
 badge-name-error-too-long = the name has { $chars } characters; at most { $max } are allowed
 badge-name-error-control = the name contains the control character U+{ $code }

@@ -148,6 +148,17 @@ test('a launch opens the quiz signed in, and the score the server graded reaches
       await page.getByTestId('get-certificate').click();
       await page.getByTestId('certificate').waitFor();
       assert.match(await page.getByTestId('cert-holder').textContent(), /Ada Lovelace/, database);
+      // The credential names the platform and the course; whoever checks it reads them.
+      const share = await page.getByTestId('share-link').getAttribute('href');
+      const checker = await context.newPage();
+      await checker.goto(share);
+      const evidence = checker.getByTestId('verify-evidence');
+      await evidence.waitFor();
+      const said = await evidence.textContent();
+      assert.match(said, /Taken in the course \W*Fine-tuning on one GPU/, `${database}: ${said}`);
+      assert.match(said, new RegExp(`lti1p3platform test LMS.*\\(${platform.issuer}\\) signed the learner in`), said);
+      if (database === 'sqlite') await screenshot(checker, 'lti-certificate-verified');
+      await checker.close();
       assert.deepEqual(await context.cookies(), [], 'no cookie anywhere');
       if (database === 'sqlite') {
         await screenshot(page, 'lti-quiz-graded');

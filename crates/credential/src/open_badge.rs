@@ -41,6 +41,43 @@ pub struct CredentialInput {
     pub language: Language,
     pub valid_from_rfc3339: String,
     pub status: StatusEntry,
+    /// The course the quiz was taken in, when a course platform launched it (LTI 1.3) and
+    /// named the learner: the credential says so in its `evidence`.
+    pub course: Option<CourseLaunch>,
+}
+
+/// Where an LTI launch came from: the platform that signed the learner in, and the course.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CourseLaunch {
+    /// The platform's name as it gave it (`tool_platform.name`), else its issuer URL.
+    pub platform_name: String,
+    /// The platform's issuer URL (its identity in LTI).
+    pub platform_id: String,
+    /// The course's title (empty when the platform sent none).
+    pub course_title: String,
+}
+
+/// Text a course platform sent (a course title, its own name) as a credential states it: in
+/// quotation marks, isolated, with no control or text-direction characters (they could make
+/// the signed text read differently from what it says), at most 200 characters.
+fn platform_text(text: &str) -> String {
+    const DIRECTION_CONTROLS: [char; 12] = [
+        '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}',
+        '\u{2067}', '\u{2068}', '\u{2069}',
+    ];
+    let clean: String = text
+        .chars()
+        .filter(|c| !c.is_control() && !DIRECTION_CONTROLS.contains(c))
+        .take(200)
+        .collect();
+    format!("\u{2068}“{}”\u{2069}", clean.trim())
+}
+
+/// One `evidence` entry of a credential, as written (in the credential's language).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceSummary {
+    pub name: String,
+    pub description: String,
 }
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> CredentialError {
@@ -140,7 +177,35 @@ pub fn unsigned_credential(input: &CredentialInput) -> Result<Value, CredentialE
     let text = |msg: Msg| localizer.msg(&msg);
     let version = input.bank_version;
     let achievement = achievement_id(&input.public_url, version);
-    Ok(json!({
+    let evidence = match &input.course {
+        Some(course) => {
+            let (platform, course_title) = (course.platform_name.trim(), course.course_title.trim());
+            if platform.is_empty() || !is_http_url(&course.platform_id) {
+                return Err(invalid(
+                    "course",
+                    "a course launch names its platform and its issuer URL",
+                ));
+            }
+            let name = if course_title.is_empty() {
+                text(Msg::new("badge-evidence-platform").arg("platform", platform_text(platform)))
+            } else {
+                text(Msg::new("badge-evidence-course").arg("course", platform_text(course_title)))
+            };
+            vec![json!({
+                "type": ["Evidence"],
+                "name": name,
+                "description": text(
+                    Msg::new("badge-evidence-description")
+                        .arg("name", &subject_name)
+                        .arg("platform", platform_text(platform))
+                        .arg("url", &course.platform_id)
+                ),
+                "genre": "LTI 1.3 launch",
+            })]
+        }
+        None => Vec::new(),
+    };
+    let mut credential = json!({
         "@context": [CREDENTIALS_V2_CONTEXT, OPEN_BADGES_CONTEXT],
         "id": input.credential_url,
         "type": ["VerifiableCredential", CREDENTIAL_TYPE],
@@ -199,7 +264,11 @@ pub fn unsigned_credential(input: &CredentialInput) -> Result<Value, CredentialE
             }],
         },
         "credentialStatus": input.status.to_json(),
-    }))
+    });
+    if !evidence.is_empty() {
+        credential["evidence"] = json!(evidence);
+    }
+    Ok(credential)
 }
 
 /// A credential that is not one of ours in shape; `field` is the JSON path of the first member
@@ -226,6 +295,8 @@ pub struct CredentialSummary {
     pub quiz_version: u8,
     pub achievement_name: String,
     pub status: StatusEntry,
+    /// What the credential gives as evidence (a course launch), in its own words.
+    pub evidence: Vec<EvidenceSummary>,
 }
 
 fn text_at<'a>(value: &'a Value, pointer: &str, field: &'static str) -> Result<&'a str, SummaryError> {
@@ -312,7 +383,28 @@ impl CredentialSummary {
             .ok_or(malformed("credentialStatus"))
             .and_then(|status| StatusEntry::from_json(status).map_err(malformed))?;
 
+        // Evidence is optional; an entry is shown only when it reads as one (a name and a
+        // description, both text), never half.
+        let evidence = credential
+            .get("evidence")
+            .and_then(Value::as_array)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter_map(|entry| {
+                        let name = entry.get("name").and_then(Value::as_str)?.trim();
+                        let description = entry.get("description").and_then(Value::as_str)?.trim();
+                        (!name.is_empty() && !description.is_empty()).then(|| EvidenceSummary {
+                            name: name.to_string(),
+                            description: description.to_string(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+
         Ok(Self {
+            evidence,
             credential_id: credential_id.to_string(),
             issuer_did: issuer_did.to_string(),
             issuer_name: issuer_name.to_string(),
@@ -357,6 +449,7 @@ pub mod test_support {
                 list_url: "https://lab.example.org/api/status/1".into(),
                 index: 41,
             },
+            course: None,
         }
     }
 }
@@ -512,6 +605,66 @@ mod tests {
         assert_eq!(summary.quiz_version, input.bank_version);
         assert_eq!(summary.status, input.status);
         assert!(!summary.achievement_name.is_empty());
+        assert_eq!(summary.evidence, vec![], "no course: no evidence");
+    }
+
+    #[test]
+    fn a_course_launch_is_evidence_naming_the_platform_and_the_course() {
+        let course = CourseLaunch {
+            platform_name: "Moodle of Example U".into(),
+            platform_id: "https://moodle.example.edu".into(),
+            course_title: "Fine-tuning 101".into(),
+        };
+        let input = CredentialInput {
+            course: Some(course.clone()),
+            ..input(Language::English)
+        };
+        let credential = unsigned_credential(&input).unwrap();
+        let evidence = &credential["evidence"][0];
+        assert_eq!(evidence["type"], json!(["Evidence"]));
+        assert_eq!(evidence["genre"], "LTI 1.3 launch");
+        let summary = CredentialSummary::from_json(&credential).unwrap();
+        assert_eq!(summary.evidence.len(), 1);
+        assert!(
+            summary.evidence[0].name.contains("Fine-tuning 101"),
+            "{:?}",
+            summary.evidence
+        );
+        let description = &summary.evidence[0].description;
+        assert!(
+            description.contains("Ada Lovelace") && description.contains("Moodle of Example U"),
+            "{description}"
+        );
+        assert!(description.contains("https://moodle.example.edu"), "{description}");
+        // Without a course title the platform names it; in Spanish, in Spanish.
+        let spanish = unsigned_credential(&CredentialInput {
+            course: Some(CourseLaunch {
+                course_title: " ".into(),
+                ..course.clone()
+            }),
+            ..input.clone()
+        })
+        .unwrap();
+        assert!(spanish["evidence"][0]["name"]
+            .as_str()
+            .unwrap()
+            .contains("Moodle of Example U"));
+        // A launch must name its platform.
+        let nameless = CredentialInput {
+            course: Some(CourseLaunch {
+                platform_id: "not a url".into(),
+                ..course
+            }),
+            ..input
+        };
+        assert!(matches!(
+            unsigned_credential(&nameless),
+            Err(CredentialError::InvalidInput { field: "course", .. })
+        ));
+        // Half an evidence entry is not shown.
+        let mut half = credential.clone();
+        half["evidence"][0].as_object_mut().unwrap().remove("description");
+        assert_eq!(CredentialSummary::from_json(&half).unwrap().evidence, vec![]);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::store::{AttemptCredential, NewCredential, Store, Stored};
 use super::{now_rfc3339, today, IssuerError};
 use gradlab_credential::did_web::DidDocument;
 use gradlab_credential::normalize_learner_name;
-use gradlab_credential::open_badge::{unsigned_credential, CredentialInput};
+use gradlab_credential::open_badge::{unsigned_credential, CourseLaunch, CredentialInput};
 use gradlab_credential::status_list::{
     status_position, unsigned_status_list_credential, Bitstring, StatusEntry, LIST_BITS,
 };
@@ -274,8 +274,16 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         .with("field", e.field.clone())
     })?;
     // The platform's name when it sent one (a launch without a name keeps the typed one).
-    if let Some(name) = lti_session.and_then(|s| normalize_learner_name(&s.name).ok()) {
-        request.name = name;
+    if let Some(session) = lti_session {
+        if let Ok(name) = normalize_learner_name(&session.name) {
+            request.name = name;
+        }
+        // The credential names the platform that signed the learner in, and the course.
+        request.course = Some(CourseLaunch {
+            platform_name: session.platform_name,
+            platform_id: session.issuer,
+            course_title: session.context_title,
+        });
     }
     // One attempt, one credential: an attempt that has one gets it again, whatever name or
     // answers this request carries.
@@ -421,6 +429,7 @@ pub async fn issue_credential(
             list_url: state.status_list_url(list),
             index,
         },
+        course: request.course.clone(),
     })
     .map_err(|e| IssuerError::Signing(e.to_string()))?;
     let credential = proof::sign(

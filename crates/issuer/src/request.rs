@@ -25,6 +25,8 @@ pub struct IssueRequest {
     /// The attempt these answers come from (random, made by the browser when the attempt
     /// starts): one attempt gets one credential, so a second request with it gets the first.
     pub attempt_id: Option<String>,
+    /// The course platform and course of an LTI launch (from the session, never the body).
+    pub course: Option<gradlab_credential::open_badge::CourseLaunch>,
 }
 
 /// A refused request: which field, and why, in words for the developer of a client.
@@ -139,6 +141,7 @@ impl IssueRequest {
             answers,
             seed,
             attempt_id,
+            course: None,
         })
     }
 }

@@ -90,6 +90,9 @@ fn checked_view(report: &Report) -> impl IntoView {
                     .arg("version", s.quiz_version)
                     .arg("score", s.score_percent)
                     .arg("date", s.valid_from_date.long(super::i18n::language())))}</li>
+                {s.evidence.iter().map(|e| view! {
+                    <li data-testid="verify-evidence">{format!("{}: {}", e.name, e.description)}</li>
+                }).collect::<Vec<_>>()}
                 <li>{tr(status)}</li>
             </ul>
         }
