@@ -65,11 +65,11 @@ fn platforms_are_registered_updated_and_found_by_issuer_and_client() {
         block_on(async {
             let store = Store::open(database.url(), dir.path()).await.unwrap();
             let moodle = platform("https://lms.example", "lab");
-            store.add_lti_platform(&moodle, "d1", NOW).await.unwrap();
-            store.add_lti_platform(&moodle, "d2", NOW).await.unwrap();
+            store.add_lti_platform(&moodle, Some("d1"), NOW).await.unwrap();
+            store.add_lti_platform(&moodle, Some("d2"), NOW).await.unwrap();
             let mut moved = moodle.clone();
             moved.keyset_url = "https://lms.example/keys-v2".into();
-            store.add_lti_platform(&moved, "d1", NOW).await.unwrap();
+            store.add_lti_platform(&moved, Some("d1"), NOW).await.unwrap();
             let all = store.lti_platforms().await.unwrap();
             assert_eq!(
                 all,
@@ -95,7 +95,7 @@ fn platforms_are_registered_updated_and_found_by_issuer_and_client() {
                 None
             );
             store
-                .add_lti_platform(&platform("https://lms.example", "second"), "d9", NOW)
+                .add_lti_platform(&platform("https://lms.example", "second"), Some("d9"), NOW)
                 .await
                 .unwrap();
             assert_eq!(
@@ -413,6 +413,50 @@ fn a_deep_linking_request_is_answered_once_and_only_while_the_picker_is_fresh() 
                 "expired"
             );
             assert_eq!(store.take_lti_deep_link(&token_hash("never"), NOW).await.unwrap(), None);
+            store.close().await;
+        });
+    }
+}
+
+#[test]
+fn an_invitation_to_register_is_taken_once_given_back_on_failure_and_expires() {
+    for database in databases() {
+        let dir = tempfile::tempdir().unwrap();
+        block_on(async {
+            let store = Store::open(database.url(), dir.path()).await.unwrap();
+            let (any, bound) = (token_hash("invite-any"), token_hash("invite-bound"));
+            store.create_lti_invite(&any, None, NOW, NOW + 100).await.unwrap();
+            store
+                .create_lti_invite(&bound, Some("https://moodle.example"), NOW, NOW + 100)
+                .await
+                .unwrap();
+            assert_eq!(
+                store.take_lti_invite(&any, NOW).await.unwrap(),
+                Some(None),
+                "{}",
+                database.label()
+            );
+            assert_eq!(store.take_lti_invite(&any, NOW).await.unwrap(), None, "used once");
+            // A failed registration gives it back.
+            store.release_lti_invite(&any).await.unwrap();
+            assert_eq!(store.take_lti_invite(&any, NOW + 1).await.unwrap(), Some(None));
+            assert_eq!(store.take_lti_invite(&bound, NOW + 100).await.unwrap(), None, "expired");
+            assert_eq!(
+                store.take_lti_invite(&bound, NOW + 99).await.unwrap(),
+                Some(Some("https://moodle.example".into()))
+            );
+            assert_eq!(store.take_lti_invite(&token_hash("never"), NOW).await.unwrap(), None);
+            // A registration without a deployment records the platform alone.
+            store
+                .add_lti_platform(&platform("https://canvas.example", "c1"), None, NOW)
+                .await
+                .unwrap();
+            let platforms = store.lti_platforms().await.unwrap();
+            let canvas = platforms
+                .iter()
+                .find(|(p, _)| p.issuer == "https://canvas.example")
+                .unwrap();
+            assert!(canvas.1.is_empty());
             store.close().await;
         });
     }

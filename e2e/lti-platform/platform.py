@@ -21,6 +21,19 @@ Routes (all GET unless said):
   /lineitems/<id>/results     AGS result service (bearer token)
   /gradebook.json             what the gradebook holds (the platform's own view, for the test)
   /links.json                 the links the tool added, and their line items
+  /.well-known/openid-configuration
+                              the platform's configuration for LTI Dynamic Registration
+  /dynamic-registration?tool= an administrator registers a tool: its registration URL opens in an
+                              iframe with openid_configuration and a registration_token; the page
+                              records the tool's org.imsglobal.lti.close message
+  POST /register              the registration endpoint (bearer registration_token): checks the
+                              tool's request, answers with a new client id and deployment
+  /registrations.json         the tools registered that way
+  /launch?client=             a launch under a dynamically registered client
+
+Dynamic Registration is not in lti1p3platform 0.1.8: the three routes for it are this harness's,
+written from the LTI Dynamic Registration 1.0 specification; a launch under the new client runs
+through the package as every other launch.
 
 `tamper` makes the launch one a tool must refuse: other-key, expired, wrong-audience,
 unknown-deployment. The registration (client id, deployment) is printed as JSON on start.
@@ -59,6 +72,9 @@ OTHER_PRIVATE, _ = pem_pair()
 
 STATE = {"last_launch": None, "scores": [], "hints": {}, "links": [], "lineitems": {LINEITEM_ID: {"scoreMaximum": 100, "label": "Quiz"}}}
 DEEP_LINK_DATA = "platform-data-7"
+STATE["registrations"] = []
+STATE["registration_tokens"] = set()
+TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 LOCK = threading.Lock()
 
 
@@ -69,17 +85,27 @@ class PublishedKidRegistration(Registration):
         return Registration.get_jwk(PLATFORM_PUBLIC)["kid"]
 
 
+def registration_of(client):
+    """A dynamically registered client (its id, deployment and the URLs the tool gave)."""
+    with LOCK:
+        return next((r for r in STATE["registrations"] if r["client_id"] == client), None)
+
+
 class Platform(LTI1P3PlatformConfAbstract):
-    def init_platform_config(self, base=None, tool=None, private_key=None, **kwargs):
+    def init_platform_config(self, base=None, tool=None, private_key=None, client=None, **kwargs):
+        registered = registration_of(client) if client else None
+        login = registered["initiate_login_uri"] if registered else f"{tool}/lti/login"
+        launch = registered["redirect_uris"][0] if registered else f"{tool}/lti/launch"
+        keys = registered["jwks_uri"] if registered else f"{tool}/lti/jwks.json"
         self._registration = (
             PublishedKidRegistration()
             .set_iss(base)
-            .set_client_id(CLIENT_ID)
-            .set_deployment_id(DEPLOYMENT_ID)
-            .set_oidc_login_url(f"{tool}/lti/login")
-            .set_launch_url(f"{tool}/lti/launch")
-            .set_deeplink_launch_url(f"{tool}/lti/launch")
-            .set_tool_key_set_url(f"{tool}/lti/jwks.json")
+            .set_client_id(registered["client_id"] if registered else CLIENT_ID)
+            .set_deployment_id(registered["deployment_id"] if registered else DEPLOYMENT_ID)
+            .set_oidc_login_url(login)
+            .set_launch_url(launch)
+            .set_deeplink_launch_url(launch)
+            .set_tool_key_set_url(keys)
             .set_platform_public_key(PLATFORM_PUBLIC)
             .set_platform_private_key(private_key or PLATFORM_PRIVATE)
         )
@@ -199,9 +225,10 @@ class Handler(BaseHTTPRequestHandler):
                     "tamper": query.get("tamper", ""),
                     "locale": query.get("locale", ""),
                     "link": query.get("link", ""),
+                    "client": query.get("client", ""),
                 }
             )
-            platform = Platform(base=BASE, tool=TOOL)
+            platform = Platform(base=BASE, tool=TOOL, client=query.get("client") or None)
             login = Login(self.request_of(), platform)
             login.set_lti_message_hint(hint=hint)
             target = query.get("target", "")
@@ -215,7 +242,10 @@ class Handler(BaseHTTPRequestHandler):
             hint = json.loads(query.get("lti_message_hint", "{}"))
             tamper = hint.get("tamper", "")
             platform = Platform(
-                base=BASE, tool=TOOL, private_key=OTHER_PRIVATE if tamper == "other-key" else None
+                base=BASE,
+                tool=TOOL,
+                private_key=OTHER_PRIVATE if tamper == "other-key" else None,
+                client=hint.get("client") or None,
             )
             launch = Launch(self.request_of(), platform)
             launch._registration = platform.get_registration()
@@ -286,6 +316,47 @@ class Handler(BaseHTTPRequestHandler):
             login.set_lti_message_hint(hint=hint)
             login.set_launch_url(f"{TOOL}/lti/launch")
             return self.send(302, "", headers=[("Location", login.initiate_login(query.get("user", "teacher-1")))])
+        if url.path == "/.well-known/openid-configuration":
+            return self.send(
+                200,
+                json.dumps(
+                    {
+                        "issuer": BASE,
+                        "authorization_endpoint": f"{BASE}/authorize",
+                        "token_endpoint": f"{BASE}/token",
+                        "jwks_uri": f"{BASE}/jwks",
+                        "registration_endpoint": f"{BASE}/register",
+                        "scopes_supported": ["openid", "https://purl.imsglobal.org/spec/lti-ags/scope/score"],
+                        "response_types_supported": ["id_token"],
+                        "id_token_signing_alg_values_supported": ["RS256"],
+                        "claims_supported": ["sub", "iss", "name", "given_name", "family_name"],
+                        "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                            "product_family_code": "lti1p3platform-test",
+                            "version": "0.1.8",
+                            "messages_supported": [{"type": "LtiResourceLinkRequest"}, {"type": "LtiDeepLinkingRequest"}],
+                        },
+                    }
+                ),
+            )
+        if url.path == "/dynamic-registration":
+            token = f"registration-token-{len(STATE['registration_tokens'])}"
+            with LOCK:
+                STATE["registration_tokens"].add(token)
+            tool_url = query.get("tool", "")
+            joiner = "&" if "?" in tool_url else "?"
+            frame = tool_url + joiner + urlencode({"openid_configuration": f"{BASE}/.well-known/openid-configuration", "registration_token": token})
+            page = (
+                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Register a tool</title></head><body><main>"
+                "<h1>Register an LTI tool</h1><p id=status data-closed=false>Waiting for the tool…</p>"
+                f'<iframe title="Tool registration" src="{html.escape(frame)}" width="900" height="500"></iframe>'
+                "<script>window.addEventListener('message',(e)=>{if(e.data&&e.data.subject==='org.imsglobal.lti.close'){"
+                "const s=document.getElementById('status');s.dataset.closed='true';s.textContent='The tool closed its registration.'}})</script>"
+                "</main></body></html>"
+            )
+            return self.send(200, page, "text/html; charset=utf-8")
+        if url.path == "/registrations.json":
+            with LOCK:
+                return self.send(200, json.dumps(STATE["registrations"]))
         if url.path == "/links.json":
             with LOCK:
                 return self.send(200, json.dumps({"links": STATE["links"], "lineitems": STATE["lineitems"]}))
@@ -326,6 +397,55 @@ class Handler(BaseHTTPRequestHandler):
             except Exception as error:
                 return self.send(400, json.dumps({"error": "invalid_client", "error_description": repr(error)}))
             return self.send(200, json.dumps(token))
+        if url.path == "/register":
+            # LTI Dynamic Registration §3.5: the tool's registration, checked member by member.
+            token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            with LOCK:
+                known = token in STATE["registration_tokens"]
+                STATE["registration_tokens"].discard(token)
+            if not known:
+                return self.send(401, json.dumps({"error": "invalid_token"}))
+            try:
+                request = json.loads(raw)
+                tool = request[TOOL_CONFIGURATION]
+                problems = [
+                    name
+                    for name, ok in [
+                        ("content-type", self.headers.get("Content-Type", "").startswith("application/json")),
+                        ("application_type", request.get("application_type") == "web"),
+                        ("response_types", request.get("response_types") == ["id_token"]),
+                        ("grant_types", {"implicit", "client_credentials"} <= set(request.get("grant_types", []))),
+                        ("initiate_login_uri", request.get("initiate_login_uri", "").startswith(TOOL)),
+                        ("redirect_uris", bool(request.get("redirect_uris")) and all(u.startswith(TOOL) for u in request["redirect_uris"])),
+                        ("jwks_uri", request.get("jwks_uri", "").startswith(TOOL)),
+                        ("token_endpoint_auth_method", request.get("token_endpoint_auth_method") == "private_key_jwt"),
+                        ("client_name", bool(request.get("client_name"))),
+                        ("domain", bool(tool.get("domain")) and tool["domain"] == urlparse(TOOL).hostname),
+                        ("target_link_uri", tool.get("target_link_uri", "").startswith(TOOL)),
+                        ("messages", all(m.get("type") in ("LtiResourceLinkRequest", "LtiDeepLinkingRequest") for m in tool.get("messages", []))),
+                        ("scope", set(request.get("scope", "").split()) <= {"https://purl.imsglobal.org/spec/lti-ags/scope/score"}),
+                    ]
+                    if not ok
+                ]
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                return self.send(400, json.dumps({"error": "invalid_client_metadata", "error_description": repr(error)}))
+            if problems:
+                return self.send(400, json.dumps({"error": "invalid_client_metadata", "error_description": f"wrong: {problems}"}))
+            with LOCK:
+                n = len(STATE["registrations"]) + 1
+                registration = {
+                    "client_id": f"dynamic-{n}",
+                    "deployment_id": f"dynamic-deployment-{n}",
+                    "initiate_login_uri": request["initiate_login_uri"],
+                    "redirect_uris": request["redirect_uris"],
+                    "jwks_uri": request["jwks_uri"],
+                    "messages": tool.get("messages", []),
+                }
+                STATE["registrations"].append(registration)
+            answer = dict(request)
+            answer["client_id"] = registration["client_id"]
+            answer[TOOL_CONFIGURATION] = {**tool, "deployment_id": registration["deployment_id"]}
+            return self.send(200, json.dumps(answer))
         if url.path == "/deep-link-return":
             form = {k: v[0] for k, v in parse_qs(raw).items()}
             try:

@@ -87,7 +87,7 @@ before(async () => {
       '--keyset-url', platform.keyset_url,
     ]);
     assert.match(stdout, /^registered LTI platform /);
-    setups.push({ database: database.label, issuer, platform, dataDir });
+    setups.push({ database: database.label, issuer, platform, dataDir, storage });
   }
   if (!postgres) console.log('# GRADLAB_TEST_POSTGRES_URL is not set: the LTI tests ran on SQLite only');
 });
@@ -388,5 +388,58 @@ test('an experiment added ungraded posts only the learner\'s progress; a cancell
     );
   } finally {
     await browser.close();
+  }
+});
+
+/** `gradlab issuer lti invite`: the one-use registration link it prints. */
+async function invite(storage, issuer, forIssuer) {
+  const { stdout } = await run(GRADLAB, [
+    'issuer', 'lti', 'invite', ...storage, '--public-url', issuer.url, ...(forIssuer ? ['--issuer', forIssuer] : []),
+  ]);
+  const link = stdout.trim().split('\n').pop();
+  assert.match(link, new RegExp(`^${issuer.url}/lti/register\\?invite=[A-Za-z0-9_-]{43}$`), stdout);
+  return link;
+}
+
+test('an administrator registers the Lab by Dynamic Registration with a one-use invitation, and launches then work', async () => {
+  for (const { database, issuer, platform, storage } of setups) {
+    const browser = await launchBrowser({ webgpu: false });
+    try {
+      const page = await browser.newPage();
+      const link = await invite(storage, issuer, platform.issuer);
+      await page.goto(`${platform.issuer}/dynamic-registration?tool=${encodeURIComponent(link)}`);
+      // The platform's page hears the tool's org.imsglobal.lti.close once it is registered.
+      await page.locator('#status[data-closed="true"]').waitFor();
+      const registered = page.frameLocator('iframe').locator('#lti-registered');
+      const client = await registered.getAttribute('data-client-id');
+      assert.match(client, /^dynamic-\d+$/, database);
+      const { stdout } = await run(GRADLAB, ['issuer', 'lti', 'platforms', ...storage]);
+      assert.match(stdout, new RegExp(`client ${client} deployments dynamic-deployment-\\d+`), stdout);
+      assert.match(issuer.stderr(), new RegExp(`registered by Dynamic Registration \\(client ${client}`));
+      if (database === 'sqlite') await screenshot(page, 'lti-dynamic-registration');
+
+      // A learner launches under the new client.
+      const learner = await browser.newPage();
+      await learner.goto(`${platform.issuer}/launch?client=${client}&user=learner-dr&name=${encodeURIComponent('Emmy Noether')}`);
+      await learner.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+      assert.match(await learner.getByTestId('lti-banner').textContent(), /Emmy Noether/);
+
+      // The invitation was used once; one made for another platform registers nothing.
+      await page.goto(`${platform.issuer}/dynamic-registration?tool=${encodeURIComponent(link)}`);
+      const used = page.frameLocator('iframe').locator('#lti-registration-error');
+      await used.waitFor();
+      assert.equal(await used.getAttribute('data-code'), 'invite');
+      const elsewhere = await invite(storage, issuer, 'https://other-lms.example');
+      await page.goto(`${platform.issuer}/dynamic-registration?tool=${encodeURIComponent(elsewhere)}`);
+      const other = page.frameLocator('iframe').locator('#lti-registration-error');
+      await other.waitFor();
+      assert.equal(await other.getAttribute('data-code'), 'other-platform');
+      assert.match(await other.textContent(), /made for https:\/\/other-lms\.example/);
+      if (database === 'sqlite') await expectAccessible(page, 'a refused registration');
+      const registrations = await (await fetch(`${platform.issuer}/registrations.json`)).json();
+      assert.equal(registrations.length, 1, 'one registration only');
+    } finally {
+      await browser.close();
+    }
   }
 });

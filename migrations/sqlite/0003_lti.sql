@@ -1,5 +1,5 @@
 -- LTI 1.3 (crates/issuer/src/lti): the platforms this tool is registered with, their
--- deployments, the logins in flight, the teachers' deep-linking choices, the sessions of
+-- deployments, the invitations to register, the logins in flight, the teachers' deep-linking choices, the sessions of
 -- launched learners and the scores waiting for (or delivered to) a platform's gradebook. The
 -- PostgreSQL twin has the same tables, columns and meaning. Times are Unix seconds.
 CREATE TABLE lti_platforms (
@@ -18,6 +18,16 @@ CREATE TABLE lti_deployments (
     deployment_id TEXT NOT NULL,
     PRIMARY KEY (issuer, client_id, deployment_id),
     FOREIGN KEY (issuer, client_id) REFERENCES lti_platforms (issuer, client_id)
+);
+
+-- An invitation to register by LTI Dynamic Registration (`gradlab issuer lti invite`): the link
+-- holds the code, only its SHA-256 is stored; used once (used_at), optionally for one issuer.
+CREATE TABLE lti_invites (
+    code_sha256 TEXT PRIMARY KEY,
+    issuer TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at BIGINT
 );
 
 -- One row per OIDC login initiation: the state and nonce sent to the platform. A launch takes

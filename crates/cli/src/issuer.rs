@@ -89,6 +89,21 @@ pub enum LtiCommand {
         #[arg(long)]
         keyset_url: String,
     },
+    /// Make a one-use link for LTI Dynamic Registration: a platform administrator pastes it
+    /// into the platform (Moodle: "Tool URL" under "Manage tools"), which registers the Lab.
+    Invite {
+        #[command(flatten)]
+        storage: StorageArgs,
+        /// The service's public URL, as given to `serve`.
+        #[arg(long)]
+        public_url: String,
+        /// Accept the registration only from this platform (its issuer identifier).
+        #[arg(long)]
+        issuer: Option<String>,
+        /// Days the link stays valid.
+        #[arg(long, default_value_t = 7)]
+        valid_days: u16,
+    },
     /// List the registered platforms and their deployments.
     Platforms {
         #[command(flatten)]
@@ -280,7 +295,7 @@ fn run_lti(command: LtiCommand, out: &mut dyn Write) -> Result<()> {
             runtime()?.block_on(async {
                 let store = Store::open(storage.database_url.as_deref(), &storage.data_dir).await?;
                 let added = store
-                    .add_lti_platform(&platform, deployment_id.trim(), gradlab_issuer::lti::unix_now())
+                    .add_lti_platform(&platform, Some(deployment_id.trim()), gradlab_issuer::lti::unix_now())
                     .await;
                 store.close().await;
                 added
@@ -291,6 +306,44 @@ fn run_lti(command: LtiCommand, out: &mut dyn Write) -> Result<()> {
                 platform.issuer,
                 platform.client_id,
                 deployment_id.trim()
+            )?;
+        }
+        LtiCommand::Invite {
+            storage,
+            public_url,
+            issuer,
+            valid_days,
+        } => {
+            let public_url = checked_url("public-url", &public_url)?
+                .trim_end_matches('/')
+                .to_string();
+            let issuer = issuer.map(|i| checked_url("issuer", &i)).transpose()?;
+            if valid_days == 0 {
+                bail!("--valid-days must be at least 1");
+            }
+            let code = gradlab_issuer::lti::random_token()?;
+            let now = gradlab_issuer::lti::unix_now();
+            let expires_at = now + i64::from(valid_days) * 24 * 3600;
+            runtime()?.block_on(async {
+                let store = Store::open(storage.database_url.as_deref(), &storage.data_dir).await?;
+                let created = store
+                    .create_lti_invite(
+                        &gradlab_issuer::lti::token_hash(&code),
+                        issuer.as_deref(),
+                        now,
+                        expires_at,
+                    )
+                    .await;
+                store.close().await;
+                created
+            })?;
+            let until = time::OffsetDateTime::from_unix_timestamp(expires_at)
+                .map(|t| t.date().to_string())
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "LTI Dynamic Registration link (one use, valid until {until}{}):\n{public_url}/lti/register?invite={code}",
+                issuer.as_deref().map(|i| format!(", for {i} only")).unwrap_or_default()
             )?;
         }
         LtiCommand::Platforms { storage } => {

@@ -92,7 +92,7 @@ impl BenchPlatform {
     /// Registers this platform with the tool's database.
     pub async fn register(&self, store: &Store) -> Result<(), IssuerError> {
         store
-            .add_lti_platform(&self.registration(), DEPLOYMENT_ID, unix_now())
+            .add_lti_platform(&self.registration(), Some(DEPLOYMENT_ID), unix_now())
             .await
     }
 }

@@ -6,6 +6,7 @@
 //! - `launch`: the OIDC login initiation and the `id_token` checks, each refusal with its message;
 //! - `deep_linking`: the teacher's picker and the signed `LtiDeepLinkingResponse`;
 //! - `platform_keys`: the platforms' key sets, fetched and cached by `kid`;
+//! - `registration`: LTI Dynamic Registration (by invitation) with a platform;
 //! - `store`: registrations, deployments, logins, sessions and the score queue (SQLite and
 //!   PostgreSQL, migrations/*/0003_lti.sql);
 //! - `scores`: AGS score posting (access tokens by signed client assertion) and the delivery loop;
@@ -17,6 +18,7 @@ pub mod bench;
 pub mod deep_linking;
 pub mod launch;
 pub mod platform_keys;
+pub mod registration;
 pub mod routes;
 pub mod scores;
 pub mod store;

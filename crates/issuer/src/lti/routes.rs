@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use super::deep_linking::{self, linked_scenario, Choice, PendingDeepLink, PICKER_TTL_SECS};
 use super::launch::{token_key_id, verify_launch, LoginInitiation, PendingLogin, Refusal, LOGIN_TTL_SECS};
+use super::registration::{self, RegistrationError};
 use super::scores::{score_body, Outcome};
 use super::store::Session;
 use super::{now_rfc3339_millis, random_token, token_hash, unix_now};
@@ -35,6 +36,7 @@ pub fn router() -> Router<Arc<IssuerState>> {
         .route("/lti/login", get(login_get).post(login_post))
         .route("/lti/launch", post(launch))
         .route("/lti/deep-link", post(deep_link_chosen))
+        .route("/lti/register", get(register))
         .route("/lti/session", get(session))
         .route("/lti/scores", post(post_scores))
         .route("/lti/scores/{id}", get(score_status))
@@ -443,6 +445,110 @@ async fn deep_link_chosen(
         &texts.text("lti-pick-title"),
         &body,
     )
+}
+
+/// A registration that did not happen: the administrator's page and the operator's log line.
+fn registration_failed(error: &RegistrationError) -> Response {
+    eprintln!(
+        "gradlab issuer: LTI registration refused ({}): {:?}",
+        error.code(),
+        error.message()
+    );
+    let status = match error {
+        RegistrationError::Invite => StatusCode::FORBIDDEN,
+        RegistrationError::MissingParameter(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::BAD_GATEWAY,
+    };
+    html_page(
+        status,
+        "The Lab was not registered",
+        &format!(
+            "<h1>The Lab was not registered</h1><p id=\"lti-registration-error\" data-code=\"{code}\">{message}</p>\
+             <p>Reference for the Lab's operator: <code>{code}</code>.</p>",
+            code = error.code(),
+            message = escape(&error.message())
+        ),
+    )
+}
+
+/// LTI Dynamic Registration, opened by the platform with the operator's invitation: the
+/// invitation is taken (given back if the registration fails), the platform's configuration
+/// read, the Lab registered there and the answer stored. The page then asks the platform to
+/// close it (`org.imsglobal.lti.close`).
+async fn register(State(state): State<Arc<IssuerState>>, Query(params): Query<HashMap<String, String>>) -> Response {
+    let param = |name: &str| params.get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let Some(invite) = param("invite") else {
+        return registration_failed(&RegistrationError::Invite);
+    };
+    let Some(configuration_url) = param("openid_configuration") else {
+        return registration_failed(&RegistrationError::MissingParameter("openid_configuration"));
+    };
+    let registration_token = param("registration_token");
+    let invite_hash = token_hash(&invite);
+    let invited_issuer = match state.store.take_lti_invite(&invite_hash, unix_now()).await {
+        Ok(Some(issuer)) => issuer,
+        Ok(None) => return registration_failed(&RegistrationError::Invite),
+        Err(e) => return internal(&e),
+    };
+    let public_url = state.public_url.clone();
+    let registered = tokio::task::spawn_blocking(move || {
+        registration::register(
+            &Client::new(),
+            &configuration_url,
+            registration_token.as_deref(),
+            invited_issuer.as_deref(),
+            &public_url,
+        )
+    })
+    .await
+    .unwrap_or_else(|e| Err(RegistrationError::Refused(format!("the registration stopped: {e}"))));
+    let registered = match registered {
+        Ok(registered) => registered,
+        Err(error) => {
+            if let Err(e) = state.store.release_lti_invite(&invite_hash).await {
+                eprintln!("gradlab issuer: LTI: {e}");
+            }
+            return registration_failed(&error);
+        }
+    };
+    let deployment = registered.deployment_id.as_deref();
+    if let Err(e) = state
+        .store
+        .add_lti_platform(&registered.platform, deployment, unix_now())
+        .await
+    {
+        return internal(&e);
+    }
+    let platform = &registered.platform;
+    eprintln!(
+        "gradlab issuer: LTI platform {} registered by Dynamic Registration (client {}, deployment {})",
+        platform.issuer,
+        platform.client_id,
+        deployment.unwrap_or("none yet")
+    );
+    let no_deployment = if deployment.is_none() {
+        format!(
+            "<p>The platform named no deployment, so launches are refused until one is added: \
+             <code>gradlab issuer lti add-platform --issuer {} --client-id {} --deployment-id …</code> with the URLs of \
+             <code>gradlab issuer lti platforms</code>.</p>",
+            escape(&platform.issuer),
+            escape(&platform.client_id)
+        )
+    } else {
+        String::new()
+    };
+    let body = format!(
+        "<h1>The Lab is registered</h1><p id=\"lti-registered\" data-client-id=\"{client}\">Registered with {product} \
+         (<code>{issuer}</code>): client <code>{client}</code>, deployment <code>{deployment}</code>. Teachers can now add the Lab \
+         to their courses.</p>{no_deployment}<p><button type=\"button\" id=\"lti-close\">Close</button></p>\
+         <script>function closeRegistration(){{(window.opener||window.parent).postMessage({{subject:'org.imsglobal.lti.close'}},'*')}}\
+         document.getElementById('lti-close').addEventListener('click',closeRegistration);closeRegistration()</script>",
+        product = escape(&registered.product),
+        issuer = escape(&platform.issuer),
+        client = escape(&platform.client_id),
+        deployment = escape(deployment.unwrap_or("none yet")),
+    );
+    html_page(StatusCode::OK, "The Lab is registered", &body)
 }
 
 fn problem(status: StatusCode, code: &str, detail: &str) -> Response {

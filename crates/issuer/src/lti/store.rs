@@ -103,7 +103,7 @@ impl Store {
     pub async fn add_lti_platform(
         &self,
         platform: &Platform,
-        deployment_id: &str,
+        deployment_id: Option<&str>,
         now: i64,
     ) -> Result<(), IssuerError> {
         let error = db_error("cannot register the LTI platform");
@@ -122,17 +122,65 @@ impl Store {
         .execute(&mut *transaction)
         .await
         .map_err(&error)?;
-        sqlx::query(
-            "INSERT INTO lti_deployments (issuer, client_id, deployment_id) VALUES ($1, $2, $3) \
-             ON CONFLICT (issuer, client_id, deployment_id) DO NOTHING",
+        if let Some(deployment_id) = deployment_id {
+            sqlx::query(
+                "INSERT INTO lti_deployments (issuer, client_id, deployment_id) VALUES ($1, $2, $3) \
+                 ON CONFLICT (issuer, client_id, deployment_id) DO NOTHING",
+            )
+            .bind(&platform.issuer)
+            .bind(&platform.client_id)
+            .bind(deployment_id)
+            .execute(&mut *transaction)
+            .await
+            .map_err(&error)?;
+        }
+        transaction.commit().await.map_err(&error)
+    }
+
+    /// Records an invitation to register (its code's hash), optionally for one issuer.
+    pub async fn create_lti_invite(
+        &self,
+        code_sha256: &str,
+        issuer: Option<&str>,
+        now: i64,
+        expires_at: i64,
+    ) -> Result<(), IssuerError> {
+        sqlx::query("INSERT INTO lti_invites (code_sha256, issuer, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+            .bind(code_sha256)
+            .bind(issuer)
+            .bind(now)
+            .bind(expires_at)
+            .execute(&self.writer)
+            .await
+            .map_err(db_error("cannot record the invitation"))?;
+        Ok(())
+    }
+
+    /// Takes an invitation for a registration, once, while it is valid: `Some(issuer it names)`.
+    pub async fn take_lti_invite(&self, code_sha256: &str, now: i64) -> Result<Option<Option<String>>, IssuerError> {
+        let error = db_error("cannot read the invitation");
+        let row = sqlx::query(
+            "UPDATE lti_invites SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL AND expires_at > $1 \
+             RETURNING issuer",
         )
-        .bind(&platform.issuer)
-        .bind(&platform.client_id)
-        .bind(deployment_id)
-        .execute(&mut *transaction)
+        .bind(now)
+        .bind(code_sha256)
+        .fetch_optional(&self.writer)
         .await
         .map_err(&error)?;
-        transaction.commit().await.map_err(&error)
+        row.map(|row| row.try_get::<Option<String>, _>(0))
+            .transpose()
+            .map_err(&error)
+    }
+
+    /// Gives back an invitation whose registration failed, so that the administrator can retry.
+    pub async fn release_lti_invite(&self, code_sha256: &str) -> Result<(), IssuerError> {
+        sqlx::query("UPDATE lti_invites SET used_at = NULL WHERE code_sha256 = $1")
+            .bind(code_sha256)
+            .execute(&self.writer)
+            .await
+            .map_err(db_error("cannot give the invitation back"))?;
+        Ok(())
     }
 
     /// Every registered platform, with its deployments.
