@@ -119,6 +119,7 @@ fn a_login_is_taken_once_and_only_while_fresh() {
                 issuer: "https://lms.example".into(),
                 client_id: "lab".into(),
                 target_link_uri: "https://lab.example/lti/launch".into(),
+                storage_target: Some("_parent".into()),
             };
             store.begin_lti_login("s1", &login, NOW).await.unwrap();
             store.begin_lti_login("s2", &login, NOW - 700).await.unwrap();
@@ -161,6 +162,7 @@ fn a_session_is_found_by_its_token_hash_until_it_expires() {
                     &hash,
                     &launch(Some("https://lms.example/li/1")),
                     "view=quiz",
+                    None,
                     NOW,
                     NOW + 100,
                 )
@@ -181,10 +183,38 @@ fn a_session_is_found_by_its_token_hash_until_it_expires() {
                 ..launch(Some("https://lms.example/li/1"))
             };
             store
-                .start_lti_session(&ungraded, &launch, "view=lab&scenario=norms", NOW, NOW + 100)
+                .start_lti_session(&ungraded, &launch, "view=lab&scenario=norms", None, NOW, NOW + 100)
                 .await
                 .unwrap();
             assert!(store.lti_session(&ungraded, NOW).await.unwrap().unwrap().progress_only);
+            // A launch through the platform's storage is unusable until the page shows the
+            // login's state from that storage: then it is bound, once.
+            let unbound = token_hash("token-unbound");
+            store
+                .start_lti_session(&unbound, &launch, "view=quiz", Some("state-7"), NOW, NOW + 100)
+                .await
+                .unwrap();
+            assert_eq!(store.lti_session(&unbound, NOW).await.unwrap(), None, "not bound yet");
+            assert_eq!(store.bind_lti_session(&unbound, "state-8", NOW).await.unwrap(), None);
+            assert_eq!(
+                store
+                    .bind_lti_session(&unbound, "state-7", NOW)
+                    .await
+                    .unwrap()
+                    .as_deref(),
+                Some("view=quiz")
+            );
+            assert!(store.lti_session(&unbound, NOW).await.unwrap().is_some());
+            assert_eq!(
+                store.bind_lti_session(&unbound, "state-7", NOW).await.unwrap(),
+                None,
+                "once"
+            );
+            assert_eq!(
+                store.bind_lti_session(&hash, "", NOW).await.unwrap(),
+                None,
+                "no binding to show"
+            );
             assert_eq!(
                 store.lti_session(&hash, NOW + 100).await.unwrap(),
                 None,
@@ -209,6 +239,7 @@ fn a_queued_score_survives_a_restart_backs_off_and_is_delivered_once() {
                     &hash,
                     &launch(Some("https://lms.example/li/1")),
                     "view=quiz",
+                    None,
                     NOW,
                     NOW + 100,
                 )
@@ -293,6 +324,7 @@ fn one_loop_takes_a_due_score_and_a_newer_grade_replaces_an_undelivered_one() {
                     &hash,
                     &launch(Some("https://lms.example/li/1")),
                     "view=quiz",
+                    None,
                     NOW,
                     NOW + 100,
                 )

@@ -9,7 +9,10 @@ Routes (all GET unless said):
   /launch?user=&name=&target=&tamper=&locale=
                               a learner clicks the activity: OIDC login initiation to the tool
   /authorize                  the tool's authentication request: the auto-posted launch form
-  /course?…                   a course page with the activity in an iframe (/launch?…)
+  /course?…                   a course page with the activity in an iframe (/launch?…); the page
+                              is also the platform's postMessage storage (lti.put_data,
+                              lti.get_data); storage=1 names it as lti_storage_target (_parent),
+                              replay=1 frames /replay instead (a launch started elsewhere)
   /replay                     posts the last launch's id_token and state a second time
   /deep-link?user=&locale=    a teacher opens the tool picker: a Deep Linking request
   POST /deep-link-return      the tool's LtiDeepLinkingResponse: the package checks it, the
@@ -237,7 +240,12 @@ class Handler(BaseHTTPRequestHandler):
                     target = urlparse(STATE["links"][int(query["link"])]["url"]).query
             if target:
                 login.set_launch_url(f"{TOOL}/lti/launch?{target}")
-            return self.send(302, "", headers=[("Location", login.initiate_login(query.get("user", "learner-1")))])
+            location = login.initiate_login(query.get("user", "learner-1"))
+            if query.get("storage"):
+                # Client-side postMessage storage (not in lti1p3platform): the course page keeps
+                # the tool's state.
+                location += "&" + urlencode({"lti_storage_target": "_parent"})
+            return self.send(302, "", headers=[("Location", location)])
         if url.path == "/authorize":
             hint = json.loads(query.get("lti_message_hint", "{}"))
             tamper = hint.get("tamper", "")
@@ -362,12 +370,23 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, json.dumps({"links": STATE["links"], "lineitems": STATE["lineitems"]}))
         if url.path == "/course":
             # The course page: the activity in an iframe, as Moodle and Canvas embed a tool.
-            frame = html.escape("/launch?" + url.query)
+            frame = html.escape("/replay" if query.get("replay") else "/launch?" + url.query)
             page = (
-                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Course</title></head><body>"
+                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Course</title></head><body data-put=0 data-get=0>"
                 "<main><h1>Fine-tuning on one GPU</h1>"
                 f'<iframe title="Gradient Accumulation Lab" src="{frame}" width="960" height="1400"></iframe>'
-                "</main></body></html>"
+                "</main>"
+                # LTI client-side postMessage storage, as the specification describes the
+                # platform's side: values kept per origin and key, for this page's lifetime.
+                "<script>const kept=new Map();window.addEventListener('message',(e)=>{const d=e.data||{};"
+                "const k=e.origin+' '+d.key;if(d.subject==='lti.put_data'){kept.set(k,d.value);"
+                "document.body.dataset.put=Number(document.body.dataset.put)+1;"
+                "e.source.postMessage({subject:'lti.put_data.response',message_id:d.message_id,key:d.key,value:d.value},e.origin)}"
+                "else if(d.subject==='lti.get_data'){document.body.dataset.get=Number(document.body.dataset.get)+1;"
+                "const r={subject:'lti.get_data.response',message_id:d.message_id,key:d.key};"
+                "if(kept.has(k))r.value=kept.get(k);else r.error={code:'bad_request',message:'no value for this key'};"
+                "e.source.postMessage(r,e.origin)}})</script>"
+                "</body></html>"
             )
             return self.send(200, page, "text/html; charset=utf-8")
         if url.path == "/replay":

@@ -443,3 +443,46 @@ test('an administrator registers the Lab by Dynamic Registration with a one-use 
     }
   }
 });
+
+// LTI client-side OIDC with postMessage storage: the course page keeps the login's state for
+// the Lab (lti_storage_target), which binds the launch to the browser that started it.
+test('with the platform\'s postMessage storage a launch is bound to its browser; one started in another is refused', async () => {
+  for (const { database, issuer, platform } of setups) {
+    const browser = await launchBrowser({ webgpu: false });
+    try {
+      const learner = await browser.newContext();
+      const page = await learner.newPage();
+      await page.goto(`${platform.issuer}/course?storage=1&user=learner-storage&name=${encodeURIComponent('Ada Lovelace')}`);
+      const frame = page.frameLocator('iframe');
+      await frame.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+      assert.deepEqual(
+        await page.evaluate(() => [document.body.dataset.put, document.body.dataset.get]),
+        ['1', '1'],
+        `${database}: the state was kept and read back through the platform's page`,
+      );
+      assert.deepEqual(await learner.cookies(), [], 'no cookie');
+
+      // Login CSRF: an attacker starts a launch in their own browser and keeps its form...
+      const attacker = await browser.newContext();
+      const own = await attacker.newPage();
+      await own.route(`${issuer.url}/lti/launch`, (route) => route.abort());
+      const posted = own.waitForRequest(`${issuer.url}/lti/launch`);
+      await own.goto(`${platform.issuer}/course?storage=1&user=attacker-1`);
+      await posted;
+      await attacker.close();
+      // ...and has the learner's browser post it: the learner's platform never kept that
+      // state, so the Lab refuses to open the attacker's session there.
+      const victim = await browser.newContext();
+      const course = await victim.newPage();
+      await course.goto(`${platform.issuer}/course?replay=1`);
+      const refusal = course.frameLocator('iframe').locator('#lti-refusal');
+      await refusal.waitFor();
+      assert.equal(await refusal.getAttribute('data-code'), 'other-browser', database);
+      assert.match(await refusal.textContent(), /not confirm that this sign-in was started in this browser/);
+      assert.match(issuer.stderr(), /LTI launch refused \(other-browser\)/);
+      if (database === 'sqlite') await screenshot(course, 'lti-launch-other-browser');
+    } finally {
+      await browser.close();
+    }
+  }
+});

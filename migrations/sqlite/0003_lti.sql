@@ -38,6 +38,9 @@ CREATE TABLE lti_logins (
     issuer TEXT NOT NULL,
     client_id TEXT NOT NULL,
     target_link_uri TEXT NOT NULL,
+    -- The platform's postMessage storage frame (lti_storage_target), when it offered one: the
+    -- launch then proves it runs in the browser that started the login.
+    storage_target TEXT,
     created_at BIGINT NOT NULL,
     used_at BIGINT
 );
@@ -60,6 +63,9 @@ CREATE TABLE lti_sessions (
     lineitem_url TEXT,
     -- 1: the teacher left this experiment ungraded; its completion is posted as progress only.
     progress_only BIGINT NOT NULL DEFAULT 0,
+    -- Until the page proves the login's state from the platform's storage: the state it must
+    -- show (the session is not usable before); NULL once bound, or when there was no storage.
+    binding TEXT,
     created_at BIGINT NOT NULL,
     expires_at BIGINT NOT NULL
 );

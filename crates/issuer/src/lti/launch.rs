@@ -54,6 +54,17 @@ pub struct LoginInitiation {
     pub lti_message_hint: Option<String>,
     pub client_id: Option<String>,
     pub deployment_id: Option<String>,
+    /// `lti_storage_target`: the frame of the platform's page that keeps the state for the
+    /// tool (LTI client-side postMessage storage), where third-party cookies are blocked.
+    pub storage_target: Option<String>,
+}
+
+/// A storage target names a frame: `_parent`, or a frame name the page can look up.
+fn is_frame_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 impl LoginInitiation {
@@ -73,6 +84,14 @@ impl LoginInitiation {
             lti_message_hint: optional("lti_message_hint"),
             client_id: optional("client_id"),
             deployment_id: optional("lti_deployment_id"),
+            storage_target: match optional("lti_storage_target") {
+                Some(name) if !is_frame_name(&name) => {
+                    return Err(Refusal::Malformed(format!(
+                        "lti_storage_target {name:?} is not a frame name"
+                    )))
+                }
+                other => other,
+            },
         })
     }
 
@@ -133,6 +152,9 @@ pub enum Refusal {
     WrongVersion(String),
     TargetMismatch(String),
     Misconfigured(String),
+    /// The platform's storage in this browser did not hold the login's state: the launch was
+    /// started elsewhere (login CSRF) or the storage was lost.
+    OtherBrowser,
 }
 
 impl Refusal {
@@ -156,6 +178,7 @@ impl Refusal {
             Self::WrongVersion(_) => "wrong-version",
             Self::TargetMismatch(_) => "target-mismatch",
             Self::Misconfigured(_) => "misconfigured",
+            Self::OtherBrowser => "other-browser",
         }
     }
 
@@ -205,6 +228,9 @@ impl Refusal {
             Self::Misconfigured(_) => {
                 format!("The Lab's registration with your course platform is incomplete. {ask_teacher}")
             }
+            Self::OtherBrowser => format!(
+                "Your course platform did not confirm that this sign-in was started in this browser, so the Lab did not open it. {relaunch}"
+            ),
         }
     }
 
@@ -237,6 +263,8 @@ pub struct PendingLogin {
     pub issuer: String,
     pub client_id: String,
     pub target_link_uri: String,
+    /// The platform's postMessage storage frame, when the login initiation named one.
+    pub storage_target: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -519,6 +547,7 @@ mod tests {
             issuer: "https://lms.example".into(),
             client_id: "lab-client".into(),
             target_link_uri: "https://lab.example/lti/launch?view=quiz".into(),
+            storage_target: None,
         }
     }
 
@@ -736,6 +765,7 @@ mod tests {
             Refusal::WrongAudience,
             Refusal::NonceMismatch,
             Refusal::Replayed,
+            Refusal::OtherBrowser,
             Refusal::UnknownLogin,
             Refusal::UnknownDeployment("d".into()),
         ];

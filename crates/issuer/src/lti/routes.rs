@@ -36,6 +36,7 @@ pub fn router() -> Router<Arc<IssuerState>> {
         .route("/lti/login", get(login_get).post(login_post))
         .route("/lti/launch", post(launch))
         .route("/lti/deep-link", post(deep_link_chosen))
+        .route("/lti/bind", post(bind))
         .route("/lti/register", get(register))
         .route("/lti/session", get(session))
         .route("/lti/scores", post(post_scores))
@@ -178,11 +179,18 @@ async fn login(state: &IssuerState, params: &HashMap<String, String>) -> Respons
         issuer: platform.issuer.clone(),
         client_id: platform.client_id.clone(),
         target_link_uri: initiation.target_link_uri.clone(),
+        storage_target: initiation.storage_target.clone(),
     };
     if let Err(e) = state.store.begin_lti_login(&login_state, &pending, unix_now()).await {
         return internal(&e);
     }
     match initiation.authentication_url(&platform, &ours, &login_state, &pending.nonce) {
+        Ok(url) if pending.storage_target.is_some() => storage_page(
+            StorageStep::Put { next: &url },
+            pending.storage_target.as_deref().unwrap_or("_parent"),
+            &platform.auth_login_url,
+            &login_state,
+        ),
         Ok(url) => match HeaderValue::from_str(&url) {
             Ok(location) => (StatusCode::FOUND, [(header::LOCATION, location)]).into_response(),
             Err(_) => refused(&Refusal::Misconfigured(format!("the platform's login URL {url}"))),
@@ -280,17 +288,123 @@ async fn launch(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<
         return picker(&token, verified.language, request.accept_lineitem, None);
     }
     let query = with_language(app_query(&verified.target_link_uri), verified.language);
+    // Through the platform's storage, the session waits until the page shows the state kept
+    // there for this login, in this browser.
+    let binding = pending.storage_target.as_ref().map(|_| login_state.as_str());
     if let Err(e) = state
         .store
-        .start_lti_session(&token_hash(&token), &verified, &query, now, now + SESSION_TTL_SECS)
+        .start_lti_session(
+            &token_hash(&token),
+            &verified,
+            &query,
+            binding,
+            now,
+            now + SESSION_TTL_SECS,
+        )
         .await
     {
         return internal(&e);
     }
+    if let Some(target) = &pending.storage_target {
+        return storage_page(
+            StorageStep::Get { token: &token },
+            target,
+            &platform.auth_login_url,
+            login_state,
+        );
+    }
+    app_redirect(&state, &query, &token)
+}
+
+/// The hand-off to the Lab's page, the session token in the fragment (never sent to a server).
+fn app_redirect(state: &IssuerState, query: &str, token: &str) -> Response {
     let location = format!("{}/?{query}#lti={token}", state.public_url);
     match HeaderValue::from_str(&location) {
         Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),
         Err(_) => refused(&Refusal::TargetMismatch(format!("cannot redirect to ?{query}"))),
+    }
+}
+
+/// What a page of the platform's postMessage storage does: keep the login's state before the
+/// authentication request, or read it back after the launch and show it to `/lti/bind`.
+enum StorageStep<'a> {
+    Put { next: &'a str },
+    Get { token: &'a str },
+}
+
+/// A value as a JavaScript literal inside a `<script>`: JSON, with `<`, `>` and `&` escaped so
+/// that no value can close the script.
+fn js_literal(value: &str) -> String {
+    Value::from(value)
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// LTI client-side OIDC with postMessage storage: the page talks to the platform's storage
+/// frame (`lti_storage_target`) at the platform's origin, since a cookie cannot be trusted in
+/// the platform's iframe. It keeps the state (`lti.put_data`) and goes on to the platform's
+/// authentication, or reads the state back (`lti.get_data`) and posts it to `/lti/bind` (a
+/// key the storage does not have posts nothing, and the server refuses the launch).
+fn storage_page(step: StorageStep<'_>, target: &str, platform_url: &str, login_state: &str) -> Response {
+    let Ok(origin) = url::Url::parse(platform_url).map(|u| u.origin().ascii_serialization()) else {
+        return refused(&Refusal::Misconfigured(format!(
+            "the platform's login URL {platform_url}"
+        )));
+    };
+    let unavailable = "Your course platform did not answer the Lab's sign-in check. Go back to your course and open the activity again; if it persists, ask your teacher or the course's administrator.";
+    let (subject, after) = match step {
+        StorageStep::Put { next } => (
+            "lti.put_data",
+            format!("window.location.replace({})", js_literal(next)),
+        ),
+        StorageStep::Get { token } => (
+            "lti.get_data",
+            format!(
+                "const f=document.createElement('form');f.method='post';f.action='bind';\
+                 for(const [k,v] of [['token',{}],['value',String(e.data.value??'')]]){{const i=document.createElement('input');i.type='hidden';i.name=k;i.value=v;f.appendChild(i)}}\
+                 document.body.appendChild(f);f.submit()",
+                js_literal(token)
+            ),
+        ),
+    };
+    let body = format!(
+        "<h1>Opening the Lab</h1><p id=\"lti-storage\" data-step=\"{subject}\">Checking your sign-in with your course…</p>\
+         <script>(()=>{{const key='state_'+{state},target={target},origin={origin},subject={subject_js};\
+         const p=document.getElementById('lti-storage');\
+         const fail=()=>{{p.id='lti-refusal';p.dataset.code='storage-unavailable';p.textContent={unavailable}}};\
+         const frame=target==='_parent'?window.parent:(window.parent.frames[target]||(window.opener&&window.opener.frames[target]));\
+         if(!frame||frame===window){{fail();return}}\
+         const id='gradlab-'+Array.from(crypto.getRandomValues(new Uint8Array(12)),b=>b.toString(16).padStart(2,'0')).join('');\
+         const timer=setTimeout(fail,10000);\
+         window.addEventListener('message',(e)=>{{if(e.origin!==origin||!e.data||e.data.message_id!==id)return;clearTimeout(timer);\
+         if(e.data.subject!==subject+'.response'||(e.data.error&&subject==='lti.put_data')){{fail();return}}{after}}});\
+         const message={{subject,message_id:id,key}};if(subject==='lti.put_data')message.value={state};\
+         frame.postMessage(message,origin)}})()</script>",
+        state = js_literal(login_state),
+        target = js_literal(target),
+        origin = js_literal(&origin),
+        subject_js = js_literal(subject),
+        unavailable = js_literal(unavailable),
+    );
+    html_page(StatusCode::OK, "Opening the Lab", &body)
+}
+
+/// The launch page showed what the platform's storage kept for its login: if it is the login's
+/// state, the session is bound to this browser and the Lab opens; otherwise it is refused.
+async fn bind(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<String, String>>) -> Response {
+    let (Some(token), Some(value)) = (form.get("token"), form.get("value")) else {
+        return refused(&Refusal::MissingParameter("token"));
+    };
+    match state
+        .store
+        .bind_lti_session(&token_hash(token), value, unix_now())
+        .await
+    {
+        Ok(Some(query)) => app_redirect(&state, &query, token),
+        Ok(None) => refused(&Refusal::OtherBrowser),
+        Err(e) => internal(&e),
     }
 }
 
@@ -856,6 +970,20 @@ mod tests {
         assert_eq!(linked_scenario("view=lab&scenario=norms").as_deref(), Some("norms"));
         assert_eq!(linked_scenario("view=lab"), None);
         assert_eq!(linked_scenario("view=quiz"), None);
+    }
+
+    #[test]
+    fn a_value_in_a_script_cannot_close_it() {
+        assert_eq!(js_literal("abc"), "\"abc\"");
+        let hostile = js_literal("</script><script>alert(1)</script>&\"'");
+        assert!(
+            !hostile.contains('<') && !hostile.contains('>') && !hostile.contains('&'),
+            "{hostile}"
+        );
+        assert_eq!(
+            serde_json::from_str::<String>(&hostile).unwrap(),
+            "</script><script>alert(1)</script>&\"'"
+        );
     }
 
     #[test]

@@ -247,13 +247,15 @@ impl Store {
             .await
             .map_err(&error)?;
         sqlx::query(
-            "INSERT INTO lti_logins (state, nonce, issuer, client_id, target_link_uri, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO lti_logins (state, nonce, issuer, client_id, target_link_uri, storage_target, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(state)
         .bind(&login.nonce)
         .bind(&login.issuer)
         .bind(&login.client_id)
         .bind(&login.target_link_uri)
+        .bind(login.storage_target.as_deref())
         .bind(now)
         .execute(&self.writer)
         .await
@@ -272,7 +274,7 @@ impl Store {
         let error = db_error("cannot read the LTI login");
         let taken = sqlx::query(
             "UPDATE lti_logins SET used_at = $1 WHERE state = $2 AND used_at IS NULL AND created_at >= $3 \
-             RETURNING nonce, issuer, client_id, target_link_uri",
+             RETURNING nonce, issuer, client_id, target_link_uri, storage_target",
         )
         .bind(now)
         .bind(state)
@@ -286,6 +288,7 @@ impl Store {
                 issuer: row.try_get(1).map_err(&error)?,
                 client_id: row.try_get(2).map_err(&error)?,
                 target_link_uri: row.try_get(3).map_err(&error)?,
+                storage_target: row.try_get(4).map_err(&error)?,
             }));
         }
         let used = sqlx::query("SELECT COUNT(*) FROM lti_logins WHERE state = $1 AND used_at IS NOT NULL")
@@ -361,19 +364,21 @@ impl Store {
         .map_err(&error)
     }
 
-    /// Stores a verified launch under its session token's hash.
+    /// Stores a verified launch under its session token's hash; with `binding`, the session is
+    /// unusable until [`Store::bind_lti_session`] is shown that value.
     pub async fn start_lti_session(
         &self,
         token_sha256: &str,
         launch: &VerifiedLaunch,
         target: &str,
+        binding: Option<&str>,
         now: i64,
         expires_at: i64,
     ) -> Result<(), IssuerError> {
         sqlx::query(
             "INSERT INTO lti_sessions (token_sha256, issuer, client_id, deployment_id, subject, name, platform_name, \
-             context_id, context_title, resource_link_id, target, lineitem_url, progress_only, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+             context_id, context_title, resource_link_id, target, lineitem_url, progress_only, binding, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         )
         .bind(token_sha256)
         .bind(&launch.issuer)
@@ -388,6 +393,7 @@ impl Store {
         .bind(target)
         .bind(launch.lineitem_url.as_deref())
         .bind(i64::from(launch.progress_only))
+        .bind(binding)
         .bind(now)
         .bind(expires_at)
         .execute(&self.writer)
@@ -408,7 +414,7 @@ impl Store {
         let row = sqlx::query(
             "SELECT issuer, client_id, subject, name, platform_name, context_title, target, lineitem_url, expires_at, \
              progress_only \
-             FROM lti_sessions WHERE token_sha256 = $1 AND expires_at > $2",
+             FROM lti_sessions WHERE token_sha256 = $1 AND expires_at > $2 AND binding IS NULL",
         )
         .bind(token_sha256)
         .bind(now)
@@ -431,6 +437,29 @@ impl Store {
         })
         .transpose()
         .map_err(&error)
+    }
+
+    /// Binds a session to this browser: the page showed the value the platform's storage kept
+    /// for the login. Returns the session's target (the page to open), or `None` when the value
+    /// is wrong, the session is bound already, unknown or expired.
+    pub async fn bind_lti_session(
+        &self,
+        token_sha256: &str,
+        shown: &str,
+        now: i64,
+    ) -> Result<Option<String>, IssuerError> {
+        let error = db_error("cannot bind the LTI session");
+        let row = sqlx::query(
+            "UPDATE lti_sessions SET binding = NULL WHERE token_sha256 = $1 AND binding = $2 AND expires_at > $3 \
+             RETURNING target",
+        )
+        .bind(token_sha256)
+        .bind(shown)
+        .bind(now)
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(&error)?;
+        row.map(|row| row.try_get::<String, _>(0)).transpose().map_err(&error)
     }
 
     /// Queues a score for delivery; returns its id. The score is durable once this returns.
