@@ -7,7 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, readFile } from 'node:fs/promises';
+import { createPrivateKey, createPublicKey, createSign, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -100,13 +101,48 @@ after(async () => {
   }
 });
 
+/**
+ * The line item's results read back through the platform's AGS result service, as a tool reads
+ * them: an access token from the platform's token endpoint for a client assertion signed with
+ * the Lab's own key (from its data directory), then GET …/results with it.
+ */
+async function agsResults(platform, issuer, dataDir, lineitem) {
+  const key = createPrivateKey(await readFile(join(dataDir, 'lti-tool-key.pem'), 'utf8'));
+  const { n } = createPublicKey(key).export({ format: 'jwk' });
+  const { keys } = await (await fetch(`${issuer.url}/lti/jwks.json`)).json();
+  const kid = keys.find((k) => k.n === n)?.kid;
+  assert.ok(kid, 'the Lab publishes the key of its data directory');
+  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const unsigned = `${b64({ alg: 'RS256', typ: 'JWT', kid })}.${b64({
+    iss: platform.client_id, sub: platform.client_id, aud: platform.auth_token_url, iat: now, exp: now + 300, jti: randomUUID(),
+  })}`;
+  const signature = createSign('RSA-SHA256').update(unsigned).sign(key).toString('base64url');
+  const token = await fetch(platform.auth_token_url, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: `${unsigned}.${signature}`,
+      scope: 'https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly',
+    }),
+  });
+  assert.equal(token.status, 200, await token.clone().text());
+  const { access_token: accessToken } = await token.json();
+  const reply = await fetch(`${lineitem}/results`, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.ims.lis.v2.resultcontainer+json' },
+  });
+  assert.equal(reply.status, 200, await reply.clone().text());
+  return reply.json();
+}
+
 async function gradebook(platform) {
   const reply = await fetch(`${platform.issuer}/gradebook.json`);
   return reply.json();
 }
 
 test('a launch opens the quiz signed in, and the score the server graded reaches the gradebook', async () => {
-  for (const { database, issuer, platform } of setups) {
+  for (const { database, issuer, platform, dataDir } of setups) {
     const browser = await launchBrowser({ webgpu: false });
     try {
       const context = await browser.newContext();
@@ -137,6 +173,10 @@ test('a launch opens the quiz signed in, and the score the server graded reaches
       assert.equal(scores[0].activityProgress, 'Completed');
       assert.equal(scores[0].gradingProgress, 'FullyGraded');
       assert.match(scores[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // Read back through the platform's own AGS result service.
+      const results = await agsResults(platform, issuer, dataDir, `${platform.issuer}/lineitems/1`);
+      const mine = (Array.isArray(results) ? results : results.content ?? []).filter((r) => r.userId === 'learner-42');
+      assert.deepEqual(mine.map((r) => [r.resultScore, r.resultMaximum]), [[percent, 100]], JSON.stringify(results));
       // The certificate names whom the platform authenticated: the form shows that name (read
       // only), and the server takes it from the session whatever name a request carries.
       assert.equal(await page.getByTestId('cert-name').inputValue(), 'Ada Lovelace');
