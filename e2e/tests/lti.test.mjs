@@ -141,6 +141,21 @@ async function gradebook(platform) {
   return reply.json();
 }
 
+/**
+ * The learner's scores once the first reaches the platform's gradebook (the state waited on: an
+ * experiment's completion is posted once it has trained far enough); at most 90 s.
+ */
+async function scoresArriving(platform, issuer, user) {
+  const deadline = Date.now() + 90_000;
+  let scores = [];
+  while (scores.length === 0 && Date.now() < deadline) {
+    scores = (await gradebook(platform)).filter((s) => s.userId === user);
+    if (scores.length === 0) await new Promise((resolve) => setTimeout(resolve, 250)); // between polls of the state
+  }
+  assert.equal(scores.length, 1, `nothing for ${user} reached the gradebook\n${issuer.stderr().slice(-1500)}`);
+  return scores;
+}
+
 test('a launch opens the quiz signed in, and the score the server graded reaches the gradebook', async () => {
   for (const { database, issuer, platform, dataDir } of setups) {
     const browser = await launchBrowser({ webgpu: false });
@@ -299,14 +314,7 @@ test('a launch into a Lab experiment records its completion in the gradebook onc
     assert.equal(url.searchParams.get('scenario'), 'scaling', page.url());
     assert.equal(url.hash, '', 'the token left the address bar');
     await page.getByTestId('play').click();
-    // The platform's gradebook is the state waited on: the completion arrives once trained.
-    const deadline = Date.now() + 90_000;
-    let scores = [];
-    while (scores.length === 0 && Date.now() < deadline) {
-      scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-55');
-      if (scores.length === 0) await new Promise((resolve) => setTimeout(resolve, 250)); // between polls of the state
-    }
-    assert.equal(scores.length, 1, `no completion reached the gradebook\n${issuer.stderr().slice(-1500)}`);
+    const scores = await scoresArriving(platform, issuer, 'learner-55');
     assert.deepEqual(
       [scores[0].scoreGiven, scores[0].scoreMaximum, scores[0].activityProgress, scores[0].gradingProgress],
       [1, 1, 'Completed', 'FullyGraded'],
@@ -415,13 +423,7 @@ test('an experiment added ungraded posts only the learner\'s progress; a cancell
     await learner.goto(`${platform.issuer}/launch?link=${k}&user=learner-progress`);
     await learner.waitForFunction(() => document.querySelector('[data-testid=play]')?.disabled === false, null, { timeout: 60_000 });
     await learner.getByTestId('play').click();
-    const deadline = Date.now() + 90_000;
-    let scores = [];
-    while (scores.length === 0 && Date.now() < deadline) {
-      scores = (await gradebook(platform)).filter((s) => s.userId === 'learner-progress');
-      if (scores.length === 0) await new Promise((resolve) => setTimeout(resolve, 250)); // between polls of the state
-    }
-    assert.equal(scores.length, 1, `no progress reached the gradebook\n${issuer.stderr().slice(-1500)}`);
+    const scores = await scoresArriving(platform, issuer, 'learner-progress');
     assert.deepEqual(
       [scores[0].scoreGiven, scores[0].activityProgress, scores[0].gradingProgress],
       [undefined, 'Completed', 'NotReady'],

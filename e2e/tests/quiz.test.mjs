@@ -252,14 +252,20 @@ test('a stored certificate that cannot be read is reported and kept aside', asyn
   await context.close();
 });
 
-test('another tab\'s save keeps the answer being chosen here', async () => {
+/** Two tabs of one browser on the quiz, both showing a question. */
+async function twoTabsOnTheQuiz() {
   const context = await app.browser.newContext();
   const a = await context.newPage();
   const b = await context.newPage();
-  await a.goto(`${app.server.url}?view=quiz`);
-  await a.getByTestId('question').waitFor();
-  await b.goto(`${app.server.url}?view=quiz`);
-  await b.getByTestId('question').waitFor();
+  for (const page of [a, b]) {
+    await page.goto(`${app.server.url}?view=quiz`);
+    await page.getByTestId('question').waitFor();
+  }
+  return { context, a, b };
+}
+
+test('another tab\'s save keeps the answer being chosen here', async () => {
+  const { context, a, b } = await twoTabsOnTheQuiz();
   const total = bank.questions.length;
   // A chooses an answer to the first question but has not checked it yet.
   await a.bringToFront();
@@ -284,13 +290,7 @@ test('another tab\'s save keeps the answer being chosen here', async () => {
 });
 
 test('two tabs answering one attempt keep each other\'s answers', async () => {
-  const context = await app.browser.newContext();
-  const a = await context.newPage();
-  const b = await context.newPage();
-  await a.goto(`${app.server.url}?view=quiz`);
-  await a.getByTestId('question').waitFor();
-  await b.goto(`${app.server.url}?view=quiz`);
-  await b.getByTestId('question').waitFor();
+  const { context, a, b } = await twoTabsOnTheQuiz();
   const answered = (page) => page.getByTestId('score-line').textContent();
   const total = bank.questions.length;
   // A answers the first question; B, still on it, shows A's answer without a reload. (The tab
