@@ -250,6 +250,18 @@ test('launches a tool must refuse are refused, each with its own message and log
           await expectAccessible(page, 'a refused launch');
         }
       }
+      // A browser that asks for Spanish reads the refusal in Spanish.
+      if (database === 'sqlite') {
+        const spanish = await browser.newPage({ locale: 'es-ES' });
+        await spanish.goto(`${platform.issuer}/launch?user=learner-9&tamper=expired`);
+        const refusal = spanish.locator('#lti-refusal');
+        await refusal.waitFor();
+        assert.equal(await refusal.getAttribute('data-code'), 'expired');
+        assert.match(await refusal.textContent(), /caducó antes de llegar al Laboratorio/);
+        assert.equal(await spanish.getAttribute('html', 'lang'), 'es');
+        await expectAccessible(spanish, 'a refused launch in Spanish');
+        await spanish.close();
+      }
       // A good launch, then the same id_token and state posted again: the nonce is used once.
       await page.goto(`${platform.issuer}/launch?user=learner-10`);
       await page.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use gradlab_i18n::Language;
+use gradlab_i18n::{Language, Localizer, Msg};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -182,56 +182,28 @@ impl Refusal {
         }
     }
 
-    /// What the learner reads, and what to do about it.
-    pub fn learner_message(&self) -> String {
-        let ask_teacher = "Ask your teacher or the course's administrator to check the Lab's LTI registration.";
-        let relaunch = "Go back to your course and open the activity again.";
+    /// What the learner reads, and what to do about it (messages `lti-refused-*`; values from
+    /// the request are quoted: isolated and bounded).
+    pub fn learner_msg(&self) -> Msg {
+        let id = match self {
+            // The same sentence: the learner cannot tell an unknown key from a bad signature.
+            Self::UnknownKey(_) => "lti-refused-bad-signature".to_string(),
+            other => format!("lti-refused-{}", other.code()),
+        };
+        let msg = Msg::new(id);
         match self {
-            Self::MissingParameter(name) => {
-                format!("Your course sent an incomplete launch (no \"{name}\"). {ask_teacher}")
-            }
-            Self::UnknownPlatform { issuer, .. } => {
-                format!("This Lab is not registered with your course platform ({issuer}). {ask_teacher}")
-            }
-            Self::UnknownLogin => {
-                format!("This launch does not match a sign-in the Lab started, or it took too long. {relaunch}")
-            }
-            Self::Replayed => format!("This launch was already used once and cannot be used again. {relaunch}"),
-            Self::Malformed(_) => format!("Your course sent a launch the Lab cannot read. {ask_teacher}"),
-            Self::UnknownKey(_) | Self::BadSignature => {
-                format!("The launch's signature does not match your course platform's published keys, so the Lab cannot trust who you are. {ask_teacher}")
-            }
-            Self::KeysetUnavailable(_) => {
-                format!("The Lab could not fetch your course platform's keys to check the launch. Try again in a minute; if it persists: {ask_teacher}")
-            }
-            Self::Expired => format!("The launch expired before it reached the Lab (or the clocks differ). {relaunch}"),
-            Self::NotYetValid => {
-                format!("The launch is dated in the future: the platform's clock and the Lab's differ. {ask_teacher}")
-            }
-            Self::WrongIssuer => {
-                format!("The launch names a different platform than the one that started it. {ask_teacher}")
-            }
-            Self::WrongAudience => format!("The launch was meant for another tool, not this Lab. {ask_teacher}"),
-            Self::NonceMismatch => format!("The launch does not belong to this sign-in. {relaunch}"),
-            Self::UnknownDeployment(id) => {
-                format!("This course's deployment of the Lab (\"{id}\") is not registered. {ask_teacher}")
-            }
-            Self::UnsupportedMessage(kind) => {
-                format!("The Lab cannot handle this kind of launch (\"{kind}\"). {ask_teacher}")
-            }
-            Self::WrongVersion(version) => {
-                format!("The launch uses LTI version \"{version}\"; the Lab speaks LTI 1.3.0. {ask_teacher}")
-            }
-            Self::TargetMismatch(_) => {
-                format!("The launch points somewhere other than where the sign-in was started. {relaunch}")
-            }
-            Self::Misconfigured(_) => {
-                format!("The Lab's registration with your course platform is incomplete. {ask_teacher}")
-            }
-            Self::OtherBrowser => format!(
-                "Your course platform did not confirm that this sign-in was started in this browser, so the Lab did not open it. {relaunch}"
-            ),
+            Self::MissingParameter(name) => msg.quoted("name", name),
+            Self::UnknownPlatform { issuer, .. } => msg.quoted("issuer", issuer),
+            Self::UnknownDeployment(id) => msg.quoted("id", id),
+            Self::UnsupportedMessage(kind) => msg.quoted("kind", kind),
+            Self::WrongVersion(version) => msg.quoted("version", version),
+            _ => msg,
         }
+    }
+
+    /// The learner's sentence in English (logs and tests).
+    pub fn learner_message(&self) -> String {
+        Localizer::english().msg(&self.learner_msg())
     }
 
     /// What the administrator's log line adds (never a token or a secret).
@@ -772,6 +744,47 @@ mod tests {
         let codes: std::collections::HashSet<&str> = refusals.iter().map(Refusal::code).collect();
         assert_eq!(codes.len(), refusals.len());
         assert!(refusals.iter().all(|r| r.learner_message().ends_with('.')));
+    }
+
+    #[test]
+    fn every_refusal_reads_as_a_sentence_in_every_language() {
+        let every = [
+            Refusal::MissingParameter("iss"),
+            Refusal::UnknownPlatform {
+                issuer: "https://lms.example".into(),
+                client_id: None,
+            },
+            Refusal::UnknownLogin,
+            Refusal::Replayed,
+            Refusal::Malformed("x".into()),
+            Refusal::UnknownKey("k".into()),
+            Refusal::KeysetUnavailable("x".into()),
+            Refusal::BadSignature,
+            Refusal::Expired,
+            Refusal::NotYetValid,
+            Refusal::WrongIssuer,
+            Refusal::WrongAudience,
+            Refusal::NonceMismatch,
+            Refusal::UnknownDeployment("d-7".into()),
+            Refusal::UnsupportedMessage("LtiSubmissionReviewRequest".into()),
+            Refusal::WrongVersion("1.1".into()),
+            Refusal::TargetMismatch("x".into()),
+            Refusal::Misconfigured("x".into()),
+            Refusal::OtherBrowser,
+        ];
+        for language in Language::ALL {
+            let texts = Localizer::new(language).unwrap();
+            for refusal in &every {
+                let text = texts.msg(&refusal.learner_msg());
+                assert!(
+                    !text.contains("lti-") && text.ends_with('.'),
+                    "{language:?} {refusal:?}: {text}"
+                );
+            }
+            assert!(texts
+                .msg(&Refusal::UnknownDeployment("d-7".into()).learner_msg())
+                .contains("d-7"));
+        }
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub fn router() -> Router<Arc<IssuerState>> {
         .route("/lti/scores", post(post_scores))
         .route("/lti/scores/{id}", get(score_status))
         .route("/lti/completion", post(post_completion))
+        .layer(axum::middleware::from_fn(in_the_learners_language))
 }
 
 /// Every instance's tool keys (they share the database), so a platform verifies an assertion
@@ -98,6 +99,11 @@ fn html_page_in(language: &str, status: StatusCode, title: &str, body: &str) -> 
         .into_response()
 }
 
+/// A refusal's page, kept on its response so that [`in_the_learners_language`] can write it
+/// again in the language the browser asks for.
+#[derive(Debug, Clone)]
+struct RefusalPage(Refusal);
+
 /// A refused login or launch: the learner's sentence on a page, the administrator's detail in the log.
 fn refused(refusal: &Refusal) -> Response {
     // Debug-quoted: the detail holds what the request said (an issuer, a kid), and a line break
@@ -107,19 +113,44 @@ fn refused(refusal: &Refusal) -> Response {
         refusal.code(),
         refusal.admin_detail()
     );
+    let mut response = refusal_page(refusal, gradlab_i18n::Language::English);
+    response.extensions_mut().insert(RefusalPage(refusal.clone()));
+    response
+}
+
+fn refusal_page(refusal: &Refusal, language: gradlab_i18n::Language) -> Response {
     let status = match refusal {
         Refusal::KeysetUnavailable(_) => StatusCode::BAD_GATEWAY,
         Refusal::UnknownPlatform { .. } | Refusal::UnknownDeployment(_) => StatusCode::FORBIDDEN,
         Refusal::MissingParameter(_) | Refusal::Malformed(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::UNAUTHORIZED,
     };
+    let texts = deep_linking::localizer(Some(language));
     let body = format!(
-        "<h1>The Lab could not open from your course</h1><p id=\"lti-refusal\" data-code=\"{code}\">{message}</p>\
-         <p>Reference for the administrator: <code>{code}</code>.</p>",
+        "<h1>{title}</h1><p id=\"lti-refusal\" data-code=\"{code}\">{message}</p>\
+         <p>{reference} <code>{code}</code>.</p>",
+        title = escape(&texts.text("lti-refused-title")),
         code = refusal.code(),
-        message = escape(&refusal.learner_message())
+        message = escape(&texts.msg(&refusal.learner_msg())),
+        reference = escape(&texts.text("lti-refused-reference")),
     );
-    html_page(status, "The Lab could not open", &body)
+    html_page_in(language.tag(), status, &texts.text("lti-refused-title"), &body)
+}
+
+/// Writes a refusal's page in the browser's language (`Accept-Language`): the login and launch
+/// come before anything of the platform can be trusted, so the browser's wish is what there is.
+async fn in_the_learners_language(request: Request, next: axum::middleware::Next) -> Response {
+    let language = request
+        .headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| gradlab_i18n::Language::negotiate(v.split(',').map(|t| t.split(';').next().unwrap_or_default())))
+        .unwrap_or(gradlab_i18n::Language::English);
+    let response = next.run(request).await;
+    match response.extensions().get::<RefusalPage>() {
+        Some(RefusalPage(refusal)) if language != gradlab_i18n::Language::English => refusal_page(refusal, language),
+        _ => response,
+    }
 }
 
 fn internal(error: &IssuerError) -> Response {
