@@ -283,11 +283,24 @@ pub fn run(options: &BenchOptions, out: &mut dyn Write) -> Result<Vec<Phase>, Is
     };
     let phases: Vec<Phase> = std::iter::once(issue).chain(lookup).chain(verify).chain(lti).collect();
     for phase in &phases {
+        // A phase timed only as a whole (the deliveries) has no latency of its own.
+        let latency = |ms: f64| {
+            if ms.is_finite() {
+                format!("{ms:>7.2} ms")
+            } else {
+                format!("{:>7}   ", "—")
+            }
+        };
         write(
             out,
             format!(
-                "{:<11} {:>6} requests  {:>8.1} /s  p50 {:>7.2} ms  p99 {:>7.2} ms  errors {}",
-                phase.name, phase.requests, phase.per_second, phase.p50_ms, phase.p99_ms, phase.errors
+                "{:<11} {:>6} requests  {:>8.1} /s  p50 {}  p99 {}  errors {}",
+                phase.name,
+                phase.requests,
+                phase.per_second,
+                latency(phase.p50_ms),
+                latency(phase.p99_ms),
+                phase.errors
             ),
         );
     }
