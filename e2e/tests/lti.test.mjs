@@ -188,6 +188,16 @@ test('a launch opens the quiz signed in, and the score the server graded reaches
       assert.equal(scores[0].activityProgress, 'Completed');
       assert.equal(scores[0].gradingProgress, 'FullyGraded');
       assert.match(scores[0].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // A quiz link takes no experiment's completion: its column keeps the quiz's score.
+      const completion = await page.evaluate(async () => {
+        const reply = await fetch('/lti/completion', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${sessionStorage.getItem('gradlab.lti.session')}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ scenario: 'scaling' }),
+        });
+        return reply.json();
+      });
+      assert.equal(completion.delivery, 'not-an-experiment', JSON.stringify(completion));
       // Read back through the platform's own AGS result service.
       const results = await agsResults(platform, issuer, dataDir, `${platform.issuer}/lineitems/1`);
       const mine = (Array.isArray(results) ? results : results.content ?? []).filter((r) => r.userId === 'learner-42');
@@ -535,6 +545,27 @@ test('with the platform\'s postMessage storage a launch is bound to its browser;
       assert.match(await refusal.textContent(), /not confirm that this sign-in was started in this browser/);
       assert.match(issuer.stderr(), /LTI launch refused \(other-browser\)/);
       if (database === 'sqlite') await screenshot(course, 'lti-launch-other-browser');
+      // Nor can a form on another site hand the learner's browser a session whose state the
+      // attacker read in their own: only the Lab's launch page may bind.
+      const thief = await browser.newContext();
+      const theirs = await thief.newPage();
+      await theirs.route(`${issuer.url}/lti/bind`, (route) => route.abort());
+      const binding = theirs.waitForRequest(`${issuer.url}/lti/bind`);
+      await theirs.goto(`${platform.issuer}/course?storage=1&user=attacker-2`);
+      const stolen = new URLSearchParams((await binding).postData() ?? '');
+      await thief.close();
+      assert.ok(stolen?.get('token') && stolen.get('value'), 'the attacker holds a token and its state');
+      const forged = await victim.newPage();
+      await forged.setContent(`<form method="post" action="${issuer.url}/lti/bind"><input name="token"><input name="value"></form>`);
+      await forged.evaluate(([token, value]) => {
+        const form = document.forms[0];
+        form.elements.namedItem('token').value = token;
+        form.elements.namedItem('value').value = value;
+        form.submit();
+      }, [stolen.get('token'), stolen.get('value')]);
+      const forgedRefusal = forged.locator('#lti-refusal');
+      await forgedRefusal.waitFor();
+      assert.equal(await forgedRefusal.getAttribute('data-code'), 'other-browser', database);
     } finally {
       await browser.close();
     }

@@ -286,7 +286,8 @@ fn run_lti(command: LtiCommand, out: &mut dyn Write) -> Result<()> {
                 }
             }
             let platform = Platform {
-                issuer: issuer.trim().to_string(),
+                // An LTI issuer is a URL (Security Framework §5.1.2).
+                issuer: checked_url("issuer", &issuer)?,
                 client_id: client_id.trim().to_string(),
                 auth_login_url: checked_url("auth-login-url", &auth_login_url)?,
                 auth_token_url: checked_url("auth-token-url", &auth_token_url)?,

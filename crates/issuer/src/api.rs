@@ -278,12 +278,17 @@ async fn issue(State(state): State<Arc<IssuerState>>, request: Request) -> Resul
         if let Ok(name) = normalize_learner_name(&session.name) {
             request.name = name;
         }
-        // The credential names the platform that signed the learner in, and the course.
-        request.course = Some(CourseLaunch {
-            platform_name: session.platform_name,
-            platform_id: session.issuer,
-            course_title: session.context_title,
-        });
+        // The credential names the platform that signed the learner in, and the course (an
+        // LTI issuer is an https URL; a registration by hand that gave another keeps the
+        // credential, without the evidence).
+        let issuer_url = url::Url::parse(&session.issuer).is_ok_and(|u| matches!(u.scheme(), "https" | "http"));
+        if issuer_url && !session.platform_name.trim().is_empty() {
+            request.course = Some(CourseLaunch {
+                platform_name: session.platform_name,
+                platform_id: session.issuer,
+                course_title: session.context_title,
+            });
+        }
     }
     // One attempt, one credential: an attempt that has one gets it again, whatever name or
     // answers this request carries.

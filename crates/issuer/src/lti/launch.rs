@@ -423,7 +423,9 @@ pub fn verify_launch(
                 .deep_linking_settings
                 .clone()
                 .ok_or_else(|| Refusal::Malformed(format!("no {CLAIM_DEEP_LINKING_SETTINGS}")))?;
-            if url::Url::parse(&settings.deep_link_return_url).is_err() {
+            // The return URL becomes a form's action in the teacher's browser: http(s) only.
+            let scheme = url::Url::parse(&settings.deep_link_return_url).map(|u| u.scheme().to_string());
+            if !matches!(scheme.as_deref(), Ok("https" | "http")) {
                 return Err(Refusal::Malformed(format!(
                     "deep_link_return_url {:?} is not a URL",
                     settings.deep_link_return_url
@@ -478,6 +480,7 @@ pub fn verify_launch(
         .tool_platform
         .as_ref()
         .and_then(|p| p.name.clone())
+        .filter(|name| !name.trim().is_empty())
         .unwrap_or_else(|| login.issuer.clone());
     let lineitem_url = token
         .ags
@@ -601,6 +604,9 @@ mod tests {
         .unwrap();
         assert_eq!(launch.name, "Grace Hopper");
         assert_eq!(launch.lineitem_url, None);
+        // A blank platform name is the issuer's.
+        let launch = changed(|c| c[CLAIM_TOOL_PLATFORM]["name"] = json!("  ")).unwrap();
+        assert_eq!(launch.platform_name, "https://lms.example");
     }
 
     #[test]
@@ -637,6 +643,11 @@ mod tests {
         ));
         assert!(matches!(
             request(|c| c[CLAIM_DEEP_LINKING_SETTINGS]["deep_link_return_url"] = json!("not a url")).unwrap_err(),
+            Refusal::Malformed(_)
+        ));
+        assert!(matches!(
+            request(|c| c[CLAIM_DEEP_LINKING_SETTINGS]["deep_link_return_url"] = json!("javascript:alert(1)"))
+                .unwrap_err(),
             Refusal::Malformed(_)
         ));
         // A learner's launch is no deep-linking request, whatever settings it carries.

@@ -119,7 +119,14 @@ impl PlatformConfiguration {
         http_url("authorization_endpoint", &config.authorization_endpoint)?;
         http_url("token_endpoint", &config.token_endpoint)?;
         http_url("jwks_uri", &config.jwks_uri)?;
-        http_url("registration_endpoint", &config.registration_endpoint)?;
+        // The registration goes to the platform that answered, nowhere else.
+        if http_url("registration_endpoint", &config.registration_endpoint)?.host_str() != fetched.host_str() {
+            return Err(RegistrationError::Invalid(format!(
+                "its registration_endpoint {} is not on {}",
+                config.registration_endpoint,
+                fetched.host_str().unwrap_or_default()
+            )));
+        }
         if !config
             .id_token_signing_alg_values_supported
             .iter()
@@ -240,8 +247,9 @@ pub fn registered(reply: &str, config: &PlatformConfiguration) -> Result<Registe
     })
 }
 
-/// Fetches the configuration, checks it against the invitation's platform (if it names one),
-/// and registers. Blocking: run it off the async runtime.
+/// Checks the configuration's address against the invitation's platform (if it names one),
+/// fetches and checks the configuration, and registers. Blocking: run it off the async
+/// runtime, with a client that follows no redirect (an answer from elsewhere is refused).
 pub fn register(
     client: &Client,
     configuration_url: &str,
@@ -249,7 +257,19 @@ pub fn register(
     invited_issuer: Option<&str>,
     public_url: &str,
 ) -> Result<Registered, RegistrationError> {
-    http_url("openid_configuration", configuration_url)?;
+    let fetched = http_url("openid_configuration", configuration_url)?;
+    // An invitation for one platform fetches nothing from anywhere else.
+    if let Some(invited) = invited_issuer {
+        let invited_host = url::Url::parse(invited)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string));
+        if invited_host.as_deref() != fetched.host_str() {
+            return Err(RegistrationError::OtherPlatform {
+                invited: invited.to_string(),
+                issuer: fetched.host_str().unwrap_or_default().to_string(),
+            });
+        }
+    }
     let reply = client
         .get(configuration_url)
         .map_err(|e| RegistrationError::Configuration(e.to_string()))?;
@@ -274,10 +294,10 @@ pub fn register(
         None => client.post_json(&config.registration_endpoint, &body),
     }
     .map_err(|e| RegistrationError::Refused(e.to_string()))?;
+    // Its status only: the page must not become a window onto what an address answers.
     if !(200..300).contains(&reply.status) {
-        let detail: String = reply.body.chars().take(200).collect();
         return Err(RegistrationError::Refused(format!(
-            "{} answered {}: {detail}",
+            "{} answered {}",
             config.registration_endpoint, reply.status
         )));
     }
@@ -330,6 +350,10 @@ mod tests {
         ));
         assert!(matches!(
             parse(|c| c["jwks_uri"] = json!("not a url")),
+            Err(RegistrationError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse(|c| c["registration_endpoint"] = json!("http://169.254.169.254/latest")),
             Err(RegistrationError::Invalid(_))
         ));
         assert!(matches!(

@@ -422,11 +422,35 @@ fn storage_page(step: StorageStep<'_>, target: &str, platform_url: &str, login_s
     html_page(StatusCode::OK, "Opening the Lab", &body)
 }
 
+/// Whether a request comes from a page of this service: the browser's `Sec-Fetch-Site` says
+/// same-origin, or (browsers without it) its `Origin` is the public URL's.
+fn from_own_page(headers: &HeaderMap, public_url: &str) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = header("sec-fetch-site") {
+        return site == "same-origin";
+    }
+    let ours = url::Url::parse(public_url).map(|u| u.origin().ascii_serialization());
+    matches!((header("origin"), ours), (Some(origin), Ok(ours)) if origin == ours)
+}
+
 /// The launch page showed what the platform's storage kept for its login: if it is the login's
 /// state, the session is bound to this browser and the Lab opens; otherwise it is refused.
-async fn bind(State(state): State<Arc<IssuerState>>, Form(form): Form<HashMap<String, String>>) -> Response {
-    let (Some(token), Some(value)) = (form.get("token"), form.get("value")) else {
+async fn bind(
+    State(state): State<Arc<IssuerState>>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    // Only the Lab's own launch page may bind: a form on another site that posts a token and
+    // its state here (both known to whoever started that launch) would open the launcher's
+    // session in the victim's browser.
+    if !from_own_page(&headers, &state.public_url) {
+        return refused(&Refusal::OtherBrowser);
+    }
+    let Some(token) = form.get("token") else {
         return refused(&Refusal::MissingParameter("token"));
+    };
+    let Some(value) = form.get("value") else {
+        return refused(&Refusal::MissingParameter("value"));
     };
     match state
         .store
@@ -638,7 +662,7 @@ async fn register(State(state): State<Arc<IssuerState>>, Query(params): Query<Ha
     let public_url = state.public_url.clone();
     let registered = tokio::task::spawn_blocking(move || {
         registration::register(
-            &Client::new(),
+            &Client::without_redirects(),
             &configuration_url,
             registration_token.as_deref(),
             invited_issuer.as_deref(),
@@ -865,6 +889,17 @@ async fn post_scores(State(state): State<Arc<IssuerState>>, request: Request) ->
     }
 }
 
+/// Whether a session's page is the Lab (an experiment), as the app routes its query.
+fn links_the_lab(target_query: &str) -> bool {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(target_query.as_bytes())
+        .into_owned()
+        .collect();
+    matches!(
+        gradlab_route::Route::from_pairs(&pairs).0,
+        gradlab_route::Route::Lab { .. }
+    )
+}
+
 /// A Lab experiment trained far enough after a launch into it: its completion to the gradebook
 /// (1 of 1), when the course linked this experiment (or the Lab without naming one).
 async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request) -> Response {
@@ -890,6 +925,11 @@ async fn post_completion(State(state): State<Arc<IssuerState>>, request: Request
             "scenario: an experiment id is required",
         );
     };
+    // Only a link to the Lab counts an experiment: a quiz link's line item holds the quiz's
+    // score, which a completion must never overwrite.
+    if !links_the_lab(&session.target) {
+        return json_reply(StatusCode::OK, &json!({"delivery": "not-an-experiment"}));
+    }
     if linked_scenario(&session.target).is_some_and(|linked| linked != scenario) {
         return json_reply(StatusCode::OK, &json!({"delivery": "other-experiment"}));
     }
@@ -997,10 +1037,39 @@ mod tests {
     }
 
     #[test]
+    fn only_a_link_to_the_lab_takes_a_completion() {
+        assert!(links_the_lab("view=lab&scenario=norms"));
+        assert!(links_the_lab("n=8&lang=es"), "the Lab is the app's default page");
+        assert!(!links_the_lab("view=quiz"));
+        assert!(!links_the_lab("view=quiz&lang=es"));
+        assert!(!links_the_lab("view=gpt"));
+    }
+
+    #[test]
     fn a_completion_counts_for_the_experiment_the_course_linked() {
         assert_eq!(linked_scenario("view=lab&scenario=norms").as_deref(), Some("norms"));
         assert_eq!(linked_scenario("view=lab"), None);
         assert_eq!(linked_scenario("view=quiz"), None);
+    }
+
+    #[test]
+    fn only_the_labs_own_page_may_bind_a_session() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(*name, HeaderValue::from_static(value));
+            }
+            map
+        };
+        let ours = "https://lab.example/gradlab";
+        assert!(from_own_page(&headers(&[("sec-fetch-site", "same-origin")]), ours));
+        assert!(!from_own_page(
+            &headers(&[("sec-fetch-site", "cross-site"), ("origin", "https://lab.example")]),
+            ours
+        ));
+        assert!(from_own_page(&headers(&[("origin", "https://lab.example")]), ours));
+        assert!(!from_own_page(&headers(&[("origin", "https://evil.example")]), ours));
+        assert!(!from_own_page(&headers(&[]), ours), "neither header: refused");
     }
 
     #[test]
