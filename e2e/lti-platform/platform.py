@@ -372,20 +372,21 @@ class Handler(BaseHTTPRequestHandler):
             # The course page: the activity in an iframe, as Moodle and Canvas embed a tool.
             frame = html.escape("/replay" if query.get("replay") else "/launch?" + url.query)
             page = (
-                "<!doctype html><html lang=en><head><meta charset=utf-8><title>Course</title></head><body data-put=0 data-get=0>"
-                "<main><h1>Fine-tuning on one GPU</h1>"
-                f'<iframe title="Gradient Accumulation Lab" src="{frame}" width="960" height="1400"></iframe>'
-                "</main>"
+                "<!doctype html><html lang=en data-put=0 data-get=0><head><meta charset=utf-8><title>Course</title>"
                 # LTI client-side postMessage storage, as the specification describes the
                 # platform's side: values kept per origin and key, for this page's lifetime.
                 "<script>const kept=new Map();window.addEventListener('message',(e)=>{const d=e.data||{};"
                 "const k=e.origin+' '+d.key;if(d.subject==='lti.put_data'){kept.set(k,d.value);"
-                "document.body.dataset.put=Number(document.body.dataset.put)+1;"
+                "document.documentElement.dataset.put=Number(document.documentElement.dataset.put)+1;"
                 "e.source.postMessage({subject:'lti.put_data.response',message_id:d.message_id,key:d.key,value:d.value},e.origin)}"
-                "else if(d.subject==='lti.get_data'){document.body.dataset.get=Number(document.body.dataset.get)+1;"
+                "else if(d.subject==='lti.get_data'){document.documentElement.dataset.get=Number(document.documentElement.dataset.get)+1;"
                 "const r={subject:'lti.get_data.response',message_id:d.message_id,key:d.key};"
                 "if(kept.has(k))r.value=kept.get(k);else r.error={code:'bad_request',message:'no value for this key'};"
                 "e.source.postMessage(r,e.origin)}})</script>"
+                "</head><body>"
+                "<main><h1>Fine-tuning on one GPU</h1>"
+                f'<iframe title="Gradient Accumulation Lab" src="{frame}" width="960" height="1400"></iframe>'
+                "</main>"
                 "</body></html>"
             )
             return self.send(200, page, "text/html; charset=utf-8")

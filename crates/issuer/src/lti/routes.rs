@@ -375,7 +375,9 @@ fn js_literal(value: &str) -> String {
 
 /// LTI client-side OIDC with postMessage storage: the page talks to the platform's storage
 /// frame (`lti_storage_target`) at the platform's origin, since a cookie cannot be trusted in
-/// the platform's iframe. It keeps the state (`lti.put_data`) and goes on to the platform's
+/// the platform's iframe. The message is sent again every second until answered (the same id:
+/// a platform whose storage frame is still loading answers the next one), for 20 s at most.
+/// It keeps the state (`lti.put_data`) and goes on to the platform's
 /// authentication, or reads the state back (`lti.get_data`) and posts it to `/lti/bind` (a
 /// key the storage does not have posts nothing, and the server refuses the launch).
 fn storage_page(step: StorageStep<'_>, target: &str, platform_url: &str, login_state: &str) -> Response {
@@ -408,11 +410,13 @@ fn storage_page(step: StorageStep<'_>, target: &str, platform_url: &str, login_s
          const frame=target==='_parent'?window.parent:(window.parent.frames[target]||(window.opener&&window.opener.frames[target]));\
          if(!frame||frame===window){{fail();return}}\
          const id='gradlab-'+Array.from(crypto.getRandomValues(new Uint8Array(12)),b=>b.toString(16).padStart(2,'0')).join('');\
-         const timer=setTimeout(fail,10000);\
-         window.addEventListener('message',(e)=>{{if(e.origin!==origin||!e.data||e.data.message_id!==id)return;clearTimeout(timer);\
-         if(e.data.subject!==subject+'.response'||(e.data.error&&subject==='lti.put_data')){{fail();return}}{after}}});\
          const message={{subject,message_id:id,key}};if(subject==='lti.put_data')message.value={state};\
-         frame.postMessage(message,origin)}})()</script>",
+         let answered=false;const send=()=>{{if(!answered)frame.postMessage(message,origin)}};\
+         const resend=setInterval(send,1000);const timer=setTimeout(()=>{{clearInterval(resend);if(!answered)fail()}},20000);\
+         window.addEventListener('message',(e)=>{{if(answered||e.origin!==origin||!e.data||e.data.message_id!==id)return;\
+         answered=true;clearInterval(resend);clearTimeout(timer);\
+         if(e.data.subject!==subject+'.response'||(e.data.error&&subject==='lti.put_data')){{fail();return}}{after}}});\
+         send()}})()</script>",
         state = js_literal(login_state),
         target = js_literal(target),
         origin = js_literal(&origin),
