@@ -1,7 +1,7 @@
 //! The LTI tables through the issuer's `Store`, on a real SQLite file and a real PostgreSQL
 //! server (every body runs on both): logins taken once, sessions that expire, the score queue
 //! that survives a restart and backs off. The protocol itself runs against a real platform in
-//! e2e/tests/lti.test.mjs.
+//! e2e/serial/lti.test.mjs.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

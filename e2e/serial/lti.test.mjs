@@ -4,6 +4,10 @@
 // launches the quiz from the course, passes it, and the score the server graded reaches the
 // platform's gradebook through AGS; launches a tool must refuse are refused, each with its own
 // message; and the launch works inside the course's iframe without any cookie.
+//
+// This file runs in serial/, on its own: in CI, beside another browser's file, the postMessage
+// storage launch did not open twice (it passes here alone, under busy loops and beside the GPT
+// file); the cause is not found yet, and the closing note of issue 40 says so.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
@@ -521,7 +525,7 @@ test('with the platform\'s postMessage storage a launch is bound to its browser;
       try {
         await frame.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
       } catch (error) {
-        const shown = await page.frames().at(-1)?.evaluate(() => `${location.href}: ${document.body?.innerText}`).catch((e) => String(e));
+        const shown = page.frames().map((f) => f.url()).join(' | ');
         throw new Error(`${database}: the storage launch did not open (${String(error.message).split('\n')[0]})\nframe: ${shown}\nissuer log:\n${issuer.stderr().slice(-1500)}`);
       }
       // (At least once each: the Lab asks again every second until the platform answers.)
