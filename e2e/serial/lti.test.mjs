@@ -523,7 +523,8 @@ test('with the platform\'s postMessage storage a launch is bound to its browser;
       await page.goto(`${platform.issuer}/course?storage=1&user=learner-storage&name=${encodeURIComponent('Ada Lovelace')}`);
       const frame = page.frameLocator('iframe');
       try {
-        await frame.locator('[data-testid="lti-banner"][data-session="active"]').waitFor();
+        // Two storage round trips, each allowed 20 s by the Lab's pages, then the app's start.
+        await frame.locator('[data-testid="lti-banner"][data-session="active"]').waitFor({ timeout: 60_000 });
       } catch (error) {
         const shown = page.frames().map((f) => f.url()).join(' | ');
         throw new Error(`${database}: the storage launch did not open (${String(error.message).split('\n')[0]})\nframe: ${shown}\nissuer log:\n${issuer.stderr().slice(-1500)}`);
