@@ -534,9 +534,10 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     global BASE, TOOL
     port, TOOL = int(sys.argv[1]), sys.argv[2].rstrip("/")
-    # localhost, not 127.0.0.1: the tool is another site, as a real platform and tool are.
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    BASE = f"http://localhost:{server.server_address[1]}"
+    # 127.0.0.5, not the tool's 127.0.0.1: another site, as a real platform and tool are. (Not
+    # "localhost": a browser may try ::1 first, where another test's server could answer.)
+    server = ThreadingHTTPServer(("127.0.0.5", port), Handler)
+    BASE = f"http://127.0.0.5:{server.server_address[1]}"
     print(
         json.dumps(
             {
