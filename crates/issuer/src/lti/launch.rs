@@ -740,26 +740,15 @@ mod tests {
             Refusal::Malformed(_)
         ));
         // Every refusal reads as a sentence and has a code of its own.
-        let refusals = [
-            Refusal::BadSignature,
-            Refusal::Expired,
-            Refusal::NotYetValid,
-            Refusal::WrongIssuer,
-            Refusal::WrongAudience,
-            Refusal::NonceMismatch,
-            Refusal::Replayed,
-            Refusal::OtherBrowser,
-            Refusal::UnknownLogin,
-            Refusal::UnknownDeployment("d".into()),
-        ];
+        let refusals = every_refusal();
         let codes: std::collections::HashSet<&str> = refusals.iter().map(Refusal::code).collect();
         assert_eq!(codes.len(), refusals.len());
         assert!(refusals.iter().all(|r| r.learner_message().ends_with('.')));
     }
 
-    #[test]
-    fn every_refusal_reads_as_a_sentence_in_every_language() {
-        let every = [
+    /// One refusal of each kind.
+    fn every_refusal() -> Vec<Refusal> {
+        vec![
             Refusal::MissingParameter("iss"),
             Refusal::UnknownPlatform {
                 issuer: "https://lms.example".into(),
@@ -782,7 +771,12 @@ mod tests {
             Refusal::TargetMismatch("x".into()),
             Refusal::Misconfigured("x".into()),
             Refusal::OtherBrowser,
-        ];
+        ]
+    }
+
+    #[test]
+    fn every_refusal_reads_as_a_sentence_in_every_language() {
+        let every = every_refusal();
         for language in Language::ALL {
             let texts = Localizer::new(language).unwrap();
             for refusal in &every {
