@@ -16,6 +16,7 @@ pub mod reference;
 pub mod regime;
 pub mod rng;
 pub mod scenario;
+pub mod simd;
 pub mod step_time;
 pub mod trace;
 

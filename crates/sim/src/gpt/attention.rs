@@ -7,6 +7,7 @@
 //! sequence is computed at its own length and padding never enters.
 
 use crate::real::Real;
+use crate::simd::{self, Isa};
 
 /// The shape of one attention call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,86 +32,384 @@ impl Heads {
     }
 }
 
-/// `t[c * len + j] = qkv[j, offset + c]`: one head's keys or values, transposed, so that the
-/// scores of a query against every earlier position are one vectorized sweep per feature (each
-/// score still sums its features in order, as the textbook dot product does).
+/// `t[c * stride + j] = qkv[j, offset + c]` (zero beyond `len`): one head's keys or values,
+/// transposed, so that the scores of a block of queries against a block of positions are one
+/// vectorized sweep per feature (each score still sums its features in order, as the textbook
+/// dot product does).
 fn transpose_head<T: Real>(qkv: &[T], len: usize, d: usize, offset: usize, hs: usize, t: &mut [T]) {
+    let stride = padded(len);
+    t[..hs * stride].fill(T::ZERO);
     for j in 0..len {
         for c in 0..hs {
-            t[c * len + j] = qkv[j * 3 * d + offset + c];
+            t[c * stride + j] = qkv[j * 3 * d + offset + c];
         }
     }
 }
 
-/// Sums per register block: eight f32 (two SSE2 or simd128 registers, one AVX2 register), so
-/// that a block of sums stays in registers while its terms stream past.
+/// Sums per register block of the portable build: eight f32 (two SSE2 or simd128 registers);
+/// the AVX builds use wider blocks (see `wide`).
 const LANES: usize = 8;
+/// Transposed heads' rows are padded to a multiple of this: the widest block of any build.
+const PADDING: usize = 16;
+/// Queries (or keys) per register block: four rows of `L` sums in flight, the latency of one
+/// addition hidden behind the others.
+const ROWS: usize = 4;
 
-/// `out[j] = sum_c a[c] · t[c * len + j]` for `j` in `0..out.len()`, each sum in order of `c`
-/// from zero, as the textbook dot product adds: eight outputs at a time, in registers.
-#[inline(always)]
-fn dots<T: Real>(a: &[T], t: &[T], len: usize, out: &mut [T]) {
-    let n = out.len();
-    let mut j0 = 0;
-    while j0 + LANES <= n {
-        let mut acc = [T::ZERO; LANES];
-        for (c, &av) in a.iter().enumerate() {
-            let row = &t[c * len + j0..][..LANES];
-            for (s, &b) in acc.iter_mut().zip(row) {
-                *s += av * b;
-            }
-        }
-        out[j0..j0 + LANES].copy_from_slice(&acc);
-        j0 += LANES;
-    }
-    for (j, o) in out.iter_mut().enumerate().skip(j0) {
-        let mut acc = T::ZERO;
-        for (c, &av) in a.iter().enumerate() {
-            acc += av * t[c * len + j];
-        }
-        *o = acc;
+fn padded(len: usize) -> usize {
+    len.div_ceil(PADDING) * PADDING
+}
+
+/// A matrix stored row by row, `stride` apart, from `offset`.
+#[derive(Debug, Clone, Copy)]
+struct Rows {
+    offset: usize,
+    stride: usize,
+}
+
+impl Rows {
+    fn at(self, row: usize) -> usize {
+        self.offset + row * self.stride
     }
 }
 
-/// `out[c] = sum_j w[j] · rows[j * stride + c]` for `c` in `0..out.len()`, each sum in order of
-/// `j` from zero: a weighted sum of rows `stride` apart, eight features at a time, in registers.
+/// Scores of queries `i0..i0 + R` (rows of `a`, `hs` wide) against positions `0..=i` each:
+/// `out[i, j] = sum_c a[i, c] · t[c * stride + j]`, in order of `c` from zero. The block's
+/// positions `0..i0 + R` are computed for every query; each query stores its own `0..=i`.
 #[inline(always)]
-fn weighted_rows<T: Real>(w: &[T], rows: &[T], stride: usize, out: &mut [T]) {
-    let width = out.len();
-    let mut c0 = 0;
-    while c0 + LANES <= width {
-        let mut acc = [T::ZERO; LANES];
-        for (j, &wj) in w.iter().enumerate() {
-            let row = &rows[j * stride + c0..][..LANES];
-            for (s, &b) in acc.iter_mut().zip(row) {
-                *s += wj * b;
+fn scores_block<T: Real, const R: usize, const L: usize>(
+    a: &[T],
+    a_rows: Rows,
+    t: &[T],
+    hs: usize,
+    i0: usize,
+    out: &mut [T],
+    out_rows: Rows,
+) {
+    let stride = t.len() / hs.max(1);
+    let rows: [&[T]; R] = std::array::from_fn(|r| &a[a_rows.at(i0 + r)..][..hs]);
+    for j0 in (0..i0 + R).step_by(L) {
+        let mut acc = [[T::ZERO; L]; R];
+        for c in 0..hs {
+            let mut keys = [T::ZERO; L];
+            keys.copy_from_slice(&t[c * stride + j0..][..L]);
+            for r in 0..R {
+                let av = rows[r][c];
+                for l in 0..L {
+                    acc[r][l] += av * keys[l];
+                }
             }
         }
-        out[c0..c0 + LANES].copy_from_slice(&acc);
-        c0 += LANES;
-    }
-    for (c, o) in out.iter_mut().enumerate().skip(c0) {
-        let mut acc = T::ZERO;
-        for (j, &wj) in w.iter().enumerate() {
-            acc += wj * rows[j * stride + c];
+        for (r, row) in acc.iter().enumerate() {
+            let count = (i0 + r + 1).saturating_sub(j0).min(L);
+            out[out_rows.at(i0 + r) + j0..][..count].copy_from_slice(&row[..count]);
         }
-        *o = acc;
     }
+}
+
+/// `acc[r] += weight(r) · row` for the block's rows `rs`.
+#[inline(always)]
+fn add_row<T: Real, const R: usize, const L: usize>(
+    acc: &mut [[T; L]; R],
+    rs: std::ops::Range<usize>,
+    weight: impl Fn(usize) -> T,
+    row: &[T],
+) {
+    let mut values = [T::ZERO; L];
+    values.copy_from_slice(row);
+    for r in rs {
+        let wv = weight(r);
+        for l in 0..L {
+            acc[r][l] += wv * values[l];
+        }
+    }
+}
+
+/// `out[i, c] = sum_{j <= i} w[i, j] · rows[j, c]` for queries `i0..i0 + R`, features
+/// `c0..c0 + L`, each sum in order of `j` from zero.
+#[inline(always)]
+fn earlier_block<T: Real, const R: usize, const L: usize>(
+    w: &[T],
+    w_rows: Rows,
+    rows: &[T],
+    rows_at: Rows,
+    i0: usize,
+    c0: usize,
+    out: &mut [T],
+    out_rows: Rows,
+) {
+    let weights: [&[T]; R] = std::array::from_fn(|r| &w[w_rows.at(i0 + r)..][..i0 + r + 1]);
+    let mut acc = [[T::ZERO; L]; R];
+    for j in 0..=i0 {
+        add_row(&mut acc, 0..R, |r| weights[r][j], &rows[rows_at.at(j) + c0..][..L]);
+    }
+    // The block's own triangle: position `i0 + r` is seen by queries `i0 + r..`.
+    for r in 1..R {
+        add_row(
+            &mut acc,
+            r..R,
+            |q| weights[q][i0 + r],
+            &rows[rows_at.at(i0 + r) + c0..][..L],
+        );
+    }
+    for (r, row) in acc.iter().enumerate() {
+        out[out_rows.at(i0 + r) + c0..][..L].copy_from_slice(row);
+    }
+}
+
+/// `out[j, c] = sum_{i >= j} w[i, j] · rows[i, c]` for positions `j0..j0 + R`, features
+/// `c0..c0 + L`, each sum in order of `i` over the later queries `j..len`.
+#[inline(always)]
+fn later_block<T: Real, const R: usize, const L: usize>(
+    w: &[T],
+    w_rows: Rows,
+    rows: &[T],
+    rows_at: Rows,
+    len: usize,
+    j0: usize,
+    c0: usize,
+    out: &mut [T],
+    out_rows: Rows,
+) {
+    let mut acc = [[T::ZERO; L]; R];
+    // The block's own triangle: query `j0 + r` sees positions `..=j0 + r`.
+    for r in 0..R - 1 {
+        let (i, weights) = (j0 + r, &w[w_rows.at(j0 + r) + j0..][..R]);
+        add_row(&mut acc, 0..r + 1, |q| weights[q], &rows[rows_at.at(i) + c0..][..L]);
+    }
+    for i in j0 + R - 1..len {
+        let weights = &w[w_rows.at(i) + j0..][..R];
+        add_row(&mut acc, 0..R, |q| weights[q], &rows[rows_at.at(i) + c0..][..L]);
+    }
+    for (r, row) in acc.iter().enumerate() {
+        out[out_rows.at(j0 + r) + c0..][..L].copy_from_slice(row);
+    }
+}
+
+/// Runs `block(r0, c0)` over rows `0..rows` in blocks of [`ROWS`] (then one at a time) and
+/// features `0..width` in blocks of `L` (then one at a time), as `R` and `L` allow.
+macro_rules! blocked {
+    ($rows:expr, $width:expr, $L:ident, |$r0:ident, $c0:ident| $block:ident::<$T:ty>($($arg:expr),*)) => {{
+        let (rows, width) = ($rows, $width);
+        let mut $r0 = 0;
+        while $r0 + ROWS <= rows {
+            let mut $c0 = 0;
+            while $c0 + $L <= width {
+                $block::<$T, ROWS, $L>($($arg),*);
+                $c0 += $L;
+            }
+            for $c0 in $c0..width {
+                $block::<$T, ROWS, 1>($($arg),*);
+            }
+            $r0 += ROWS;
+        }
+        for $r0 in $r0..rows {
+            let mut $c0 = 0;
+            while $c0 + $L <= width {
+                $block::<$T, 1, $L>($($arg),*);
+                $c0 += $L;
+            }
+            for $c0 in $c0..width {
+                $block::<$T, 1, 1>($($arg),*);
+            }
+        }
+    }};
 }
 
 /// Writes `y` (`[len, d]`, heads side by side) and the probabilities `probs`
 /// (`[heads, len, len]`, row `i` filled up to `i`). `scratch` holds a head's transposed keys.
 pub fn forward<T: Real>(shape: Heads, qkv: &[T], len: usize, probs: &mut [T], y: &mut [T], scratch: &mut Vec<T>) {
+    forward_with(simd::best(), shape, qkv, len, probs, y, scratch);
+}
+
+/// The kernels compiled again for AVX2 and AVX-512 (see [`crate::simd`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "calling a target_feature function needs unsafe; the feature is checked first"
+)]
+mod wide {
+    use super::{backward_blocked, forward_blocked, Heads, LANES};
+    use crate::real::Real;
+    use crate::simd::Isa;
+
+    /// Whether a head of `hs` features is summed in blocks of sixteen lanes with `isa`: where
+    /// two of its registers hold sixteen or more and the head is as wide; else in the portable
+    /// eight (a head's features beyond a block are summed one at a time).
+    const fn sixteen_lanes<T>(isa: Isa, hs: usize) -> bool {
+        isa.two_registers_of::<T>() >= 16 && hs >= 16
+    }
+
+    pub(super) fn forward<T: Real>(
+        isa: Isa,
+        shape: Heads,
+        qkv: &[T],
+        len: usize,
+        probs: &mut [T],
+        y: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        match isa {
+            // SAFETY: the CPU has the build's feature (checked in the guard), the only
+            // requirement of a `#[target_feature]` function; the body is safe code.
+            Isa::Avx512 if isa.runs_here() => unsafe { forward_avx512(shape, qkv, len, probs, y, scratch) },
+            // SAFETY: as above.
+            Isa::Avx2 if isa.runs_here() => unsafe { forward_avx2(shape, qkv, len, probs, y, scratch) },
+            _ => forward_blocked::<T, LANES>(shape, qkv, len, probs, y, scratch),
+        }
+    }
+
+    pub(super) fn backward<T: Real>(
+        isa: Isa,
+        shape: Heads,
+        qkv: &[T],
+        len: usize,
+        probs: &[T],
+        dy: &[T],
+        dqkv: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        match isa {
+            // SAFETY: as in `forward`.
+            Isa::Avx512 if isa.runs_here() => unsafe { backward_avx512(shape, qkv, len, probs, dy, dqkv, scratch) },
+            // SAFETY: as in `forward`.
+            Isa::Avx2 if isa.runs_here() => unsafe { backward_avx2(shape, qkv, len, probs, dy, dqkv, scratch) },
+            _ => backward_blocked::<T, LANES>(shape, qkv, len, probs, dy, dqkv, scratch),
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn forward_avx2<T: Real>(shape: Heads, qkv: &[T], len: usize, probs: &mut [T], y: &mut [T], scratch: &mut Vec<T>) {
+        if sixteen_lanes::<T>(Isa::Avx2, shape.head_size()) {
+            forward_blocked::<T, 16>(shape, qkv, len, probs, y, scratch);
+        } else {
+            forward_blocked::<T, LANES>(shape, qkv, len, probs, y, scratch);
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn forward_avx512<T: Real>(
+        shape: Heads,
+        qkv: &[T],
+        len: usize,
+        probs: &mut [T],
+        y: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        if sixteen_lanes::<T>(Isa::Avx512, shape.head_size()) {
+            forward_blocked::<T, 16>(shape, qkv, len, probs, y, scratch);
+        } else {
+            forward_blocked::<T, LANES>(shape, qkv, len, probs, y, scratch);
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn backward_avx2<T: Real>(
+        shape: Heads,
+        qkv: &[T],
+        len: usize,
+        probs: &[T],
+        dy: &[T],
+        dqkv: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        if sixteen_lanes::<T>(Isa::Avx2, shape.head_size()) {
+            backward_blocked::<T, 16>(shape, qkv, len, probs, dy, dqkv, scratch);
+        } else {
+            backward_blocked::<T, LANES>(shape, qkv, len, probs, dy, dqkv, scratch);
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn backward_avx512<T: Real>(
+        shape: Heads,
+        qkv: &[T],
+        len: usize,
+        probs: &[T],
+        dy: &[T],
+        dqkv: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        if sixteen_lanes::<T>(Isa::Avx512, shape.head_size()) {
+            backward_blocked::<T, 16>(shape, qkv, len, probs, dy, dqkv, scratch);
+        } else {
+            backward_blocked::<T, LANES>(shape, qkv, len, probs, dy, dqkv, scratch);
+        }
+    }
+}
+
+/// [`forward`] built for `isa` (the portable build where this CPU lacks it).
+fn forward_with<T: Real>(
+    isa: Isa,
+    shape: Heads,
+    qkv: &[T],
+    len: usize,
+    probs: &mut [T],
+    y: &mut [T],
+    scratch: &mut Vec<T>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    return wide::forward(isa, shape, qkv, len, probs, y, scratch);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        forward_blocked::<T, LANES>(shape, qkv, len, probs, y, scratch);
+    }
+}
+
+/// [`backward`] built for `isa` (the portable build where this CPU lacks it).
+fn backward_with<T: Real>(
+    isa: Isa,
+    shape: Heads,
+    qkv: &[T],
+    len: usize,
+    probs: &[T],
+    dy: &[T],
+    dqkv: &mut [T],
+    scratch: &mut Vec<T>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    return wide::backward(isa, shape, qkv, len, probs, dy, dqkv, scratch);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        backward_blocked::<T, LANES>(shape, qkv, len, probs, dy, dqkv, scratch);
+    }
+}
+
+#[inline(always)]
+fn forward_blocked<T: Real, const L: usize>(
+    shape: Heads,
+    qkv: &[T],
+    len: usize,
+    probs: &mut [T],
+    y: &mut [T],
+    scratch: &mut Vec<T>,
+) {
     let (d, hs) = (shape.width, shape.head_size());
     let scale = shape.scale::<T>();
-    scratch.resize(hs * len, T::ZERO);
+    scratch.resize(hs * padded(len), T::ZERO);
+    let kt = &mut scratch[..hs * padded(len)];
     for h in 0..shape.heads {
         let (q0, k0, v0) = (h * hs, d + h * hs, 2 * d + h * hs);
-        transpose_head(qkv, len, d, k0, hs, scratch);
+        transpose_head(qkv, len, d, k0, hs, kt);
+        let head_probs = Rows {
+            offset: h * len * len,
+            stride: len,
+        };
+        let queries = Rows {
+            offset: q0,
+            stride: 3 * d,
+        };
+        let mut i0 = 0;
+        while i0 + ROWS <= len {
+            scores_block::<T, ROWS, L>(qkv, queries, kt, hs, i0, probs, head_probs);
+            i0 += ROWS;
+        }
+        for i in i0..len {
+            scores_block::<T, 1, L>(qkv, queries, kt, hs, i, probs, head_probs);
+        }
         for i in 0..len {
-            let q = &qkv[i * 3 * d + q0..i * 3 * d + q0 + hs];
-            let p = &mut probs[(h * len + i) * len..(h * len + i) * len + i + 1];
-            dots(q, scratch, len, p);
+            let p = &mut probs[head_probs.at(i)..][..i + 1];
             let mut max = p[0] * scale;
             for s in p.iter_mut() {
                 *s *= scale;
@@ -127,14 +426,21 @@ pub fn forward<T: Real>(shape: Heads, qkv: &[T], len: usize, probs: &mut [T], y:
             for s in p.iter_mut() {
                 *s /= sum;
             }
-            weighted_rows(p, &qkv[v0..], 3 * d, &mut y[i * d + h * hs..i * d + (h + 1) * hs]);
         }
+        let values = Rows {
+            offset: v0,
+            stride: 3 * d,
+        };
+        let outputs = Rows { offset: q0, stride: d };
+        blocked!(len, hs, L, |i0, c0| earlier_block::<T>(
+            probs, head_probs, qkv, values, i0, c0, y, outputs
+        ));
     }
 }
 
 /// Writes `dqkv` (`[len, 3d]`) from `dy` (`[len, d]`) and what [`forward`] kept. `scratch`
-/// holds a head's transposed values, the score gradients `ds` (`[len, len]`, row `i` up to
-/// `i`), and a column of `ds` and of the probabilities.
+/// holds a head's transposed values and the score gradients `ds` (`[len, len]`, row `i` up to
+/// `i`).
 ///
 /// By query row: `dp_j = dy_i · v_j`, the softmax's backward `ds_j = p_j (dp_j - sum_j' p_j' dp_j')`
 /// (scaled), and `dq_i = sum_j ds_ij k_j`; then by key row: `dk_j = sum_i ds_ij q_i` and
@@ -149,52 +455,84 @@ pub fn backward<T: Real>(
     dqkv: &mut [T],
     scratch: &mut Vec<T>,
 ) {
+    backward_with(simd::best(), shape, qkv, len, probs, dy, dqkv, scratch);
+}
+
+#[inline(always)]
+fn backward_blocked<T: Real, const L: usize>(
+    shape: Heads,
+    qkv: &[T],
+    len: usize,
+    probs: &[T],
+    dy: &[T],
+    dqkv: &mut [T],
+    scratch: &mut Vec<T>,
+) {
     let (d, hs) = (shape.width, shape.head_size());
     let scale = shape.scale::<T>();
-    scratch.resize(hs * len + len * len + 3 * len, T::ZERO);
-    let (vt, rest) = scratch.split_at_mut(hs * len);
-    let (ds, rest) = rest.split_at_mut(len * len);
-    let (dp, rest) = rest.split_at_mut(len);
-    let (ds_column, p_column) = rest.split_at_mut(len);
+    scratch.resize(hs * padded(len) + len * len, T::ZERO);
+    let (vt, ds) = scratch.split_at_mut(hs * padded(len));
+    let ds = &mut ds[..len * len];
+    let ds_rows = Rows { offset: 0, stride: len };
     for h in 0..shape.heads {
-        let columns = h * hs..(h + 1) * hs;
-        transpose_head(qkv, len, d, 2 * d + columns.start, hs, vt);
+        let c = h * hs;
+        transpose_head(qkv, len, d, 2 * d + c, hs, vt);
+        let head_probs = Rows {
+            offset: h * len * len,
+            stride: len,
+        };
+        let output_grads = Rows { offset: c, stride: d };
+        // dp, into ds's rows, then ds in place.
+        let mut i0 = 0;
+        while i0 + ROWS <= len {
+            scores_block::<T, ROWS, L>(dy, output_grads, vt, hs, i0, ds, ds_rows);
+            i0 += ROWS;
+        }
+        for i in i0..len {
+            scores_block::<T, 1, L>(dy, output_grads, vt, hs, i, ds, ds_rows);
+        }
         for i in 0..len {
-            let p = &probs[(h * len + i) * len..(h * len + i) * len + i + 1];
-            let g = &dy[i * d + columns.start..i * d + columns.end];
-            dots(g, vt, len, &mut dp[..=i]);
+            let p = &probs[head_probs.at(i)..][..i + 1];
+            let row = &mut ds[i * len..][..i + 1];
             let mut weighted = T::ZERO;
-            for (&dpj, &pj) in dp[..=i].iter().zip(p) {
+            for (&dpj, &pj) in row.iter().zip(p) {
                 weighted += pj * dpj;
             }
-            let ds_row = &mut ds[i * len..i * len + i + 1];
-            for ((s, &dpj), &pj) in ds_row.iter_mut().zip(&dp[..=i]).zip(p) {
-                *s = pj * (dpj - weighted) * scale;
+            for (s, &pj) in row.iter_mut().zip(p) {
+                *s = pj * (*s - weighted) * scale;
             }
-            let dq = &mut dqkv[i * 3 * d + columns.start..i * 3 * d + columns.end];
-            weighted_rows(ds_row, &qkv[d + columns.start..], 3 * d, dq);
         }
-        for j in 0..len {
-            let later = len - j;
-            for (k, i) in (j..len).enumerate() {
-                ds_column[k] = ds[i * len + j];
-                p_column[k] = probs[(h * len + i) * len + j];
-            }
-            let row = &mut dqkv[j * 3 * d..(j + 1) * 3 * d];
-            let (dk, dv) = row[d..].split_at_mut(d);
-            weighted_rows(
-                &ds_column[..later],
-                &qkv[j * 3 * d + columns.start..],
-                3 * d,
-                &mut dk[columns.clone()],
-            );
-            weighted_rows(
-                &p_column[..later],
-                &dy[j * d + columns.start..],
-                d,
-                &mut dv[columns.clone()],
-            );
-        }
+        let (queries, keys) = (
+            Rows {
+                offset: c,
+                stride: 3 * d,
+            },
+            Rows {
+                offset: d + c,
+                stride: 3 * d,
+            },
+        );
+        let values = Rows {
+            offset: 2 * d + c,
+            stride: 3 * d,
+        };
+        blocked!(len, hs, L, |i0, c0| earlier_block::<T>(
+            ds, ds_rows, qkv, keys, i0, c0, dqkv, queries
+        ));
+        blocked!(len, hs, L, |j0, c0| later_block::<T>(
+            ds, ds_rows, qkv, queries, len, j0, c0, dqkv, keys
+        ));
+        blocked!(len, hs, L, |j0, c0| later_block::<T>(
+            probs,
+            head_probs,
+            dy,
+            output_grads,
+            len,
+            j0,
+            c0,
+            dqkv,
+            values
+        ));
     }
 }
 
@@ -214,6 +552,15 @@ mod tests {
         let mut y = vec![0.0; len * shape.width];
         forward(shape, qkv, len, &mut probs, &mut y, &mut Vec::new());
         y.iter().zip(weights).map(|(a, b)| a * b).sum()
+    }
+
+    /// `t[c * len + j] = qkv[j, offset + c]`: one head's keys or values, transposed.
+    fn textbook_transpose<T: Real>(qkv: &[T], len: usize, d: usize, offset: usize, hs: usize, t: &mut [T]) {
+        for j in 0..len {
+            for c in 0..hs {
+                t[c * len + j] = qkv[j * 3 * d + offset + c];
+            }
+        }
     }
 
     // The loops before they were blocked (queries outer, keys inner, sums in memory): the
@@ -244,7 +591,7 @@ mod tests {
         scratch.resize(hs * len, T::ZERO);
         for h in 0..shape.heads {
             let (q0, k0, v0) = (h * hs, d + h * hs, 2 * d + h * hs);
-            transpose_head(qkv, len, d, k0, hs, scratch);
+            textbook_transpose(qkv, len, d, k0, hs, scratch);
             for i in 0..len {
                 let q = &qkv[i * 3 * d + q0..i * 3 * d + q0 + hs];
                 let p = &mut probs[(h * len + i) * len..(h * len + i) * len + i + 1];
@@ -296,7 +643,7 @@ mod tests {
         let (dp, dq) = rest.split_at_mut(len);
         for h in 0..shape.heads {
             let columns = h * hs..(h + 1) * hs;
-            transpose_head(qkv, len, d, 2 * d + columns.start, hs, vt);
+            textbook_transpose(qkv, len, d, 2 * d + columns.start, hs, vt);
             for i in 0..len {
                 let p = &probs[(h * len + i) * len..(h * len + i) * len + i + 1];
                 let g = &dy[i * d + columns.start..i * d + columns.end];
@@ -340,14 +687,21 @@ mod tests {
             let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
             let (mut probs, mut y) = (vec![T::ZERO; shape.probs_len(len)], vec![T::ZERO; len * d]);
             let (mut probs_t, mut y_t) = (probs.clone(), y.clone());
-            forward(shape, &qkv, len, &mut probs, &mut y, &mut Vec::new());
             textbook_forward(shape, &qkv, len, &mut probs_t, &mut y_t, &mut Vec::new());
-            assert_eq!(bits(&probs), bits(&probs_t), "probabilities, {shape:?} len {len}");
-            assert_eq!(bits(&y), bits(&y_t), "outputs, {shape:?} len {len}");
-            let (mut dqkv, mut dqkv_t) = (vec![T::ONE; len * 3 * d], vec![T::ZERO; len * 3 * d]);
-            backward(shape, &qkv, len, &probs, &dy, &mut dqkv, &mut Vec::new());
-            textbook_backward(shape, &qkv, len, &probs, &dy, &mut dqkv_t, &mut Vec::new());
-            assert_eq!(bits(&dqkv), bits(&dqkv_t), "gradients, {shape:?} len {len}");
+            let mut dqkv_t = vec![T::ZERO; len * 3 * d];
+            textbook_backward(shape, &qkv, len, &probs_t, &dy, &mut dqkv_t, &mut Vec::new());
+            for build in simd::available() {
+                forward_with(build, shape, &qkv, len, &mut probs, &mut y, &mut Vec::new());
+                assert_eq!(
+                    bits(&probs),
+                    bits(&probs_t),
+                    "probabilities, {build:?} {shape:?} len {len}"
+                );
+                assert_eq!(bits(&y), bits(&y_t), "outputs, {build:?} {shape:?} len {len}");
+                let mut dqkv = vec![T::ONE; len * 3 * d];
+                backward_with(build, shape, &qkv, len, &probs, &dy, &mut dqkv, &mut Vec::new());
+                assert_eq!(bits(&dqkv), bits(&dqkv_t), "gradients, {build:?} {shape:?} len {len}");
+            }
         }
         for (width, heads) in [(5, 1), (16, 2), (24, 2), (40, 2), (64, 4), (128, 4)] {
             for len in [1, 7, 8, 13, 64] {

@@ -11,6 +11,7 @@
 use std::ops::Range;
 
 use crate::real::Real;
+use crate::simd::{self, Isa};
 
 /// Rows (or output features, for the weight gradient) per register block.
 const BLOCK: usize = 4;
@@ -18,7 +19,7 @@ const BLOCK: usize = 4;
 /// simd128 registers of f32, so that four rows give eight independent sums in flight.
 const LANES: usize = 8;
 /// The transposed weights' rows are padded to a multiple of this: the widest block of any build.
-pub const PADDING: usize = 16;
+pub const PADDING: usize = 32;
 /// Rows per cache tile: the kernels sweep a layer's input once per block of outputs, so a tile
 /// of 64 rows (16 KiB of a 64-wide f32 layer, its gradient as much) stays in L1 across those
 /// sweeps, where a full batch of 256 rows would not. Tiling over rows keeps every sum's order:
@@ -38,11 +39,7 @@ pub fn forward<T: Real>(
     y: &mut [T],
     scratch: &mut Vec<T>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if wide::available() {
-        return wide::forward(x, rows, fan_in, w, b, fan_out, y, scratch);
-    }
-    forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch);
+    forward_with(simd::best(), x, rows, fan_in, w, b, fan_out, y, scratch);
 }
 
 /// [`forward`] for the build's baseline instruction set (SSE2 natively, simd128 in wasm).
@@ -145,11 +142,7 @@ pub fn backward<T: Real>(
     db: &mut [T],
     dx: Option<&mut [T]>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if wide::available() {
-        return wide::backward(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
-    }
-    backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+    backward_with(simd::best(), x, rows, fan_in, w, fan_out, dy, dw, db, dx);
 }
 
 /// [`backward`] for the build's baseline instruction set.
@@ -294,10 +287,8 @@ fn input_gradient_block<T: Real, const R: usize, const L: usize>(
     }
 }
 
-/// The same kernels compiled a second time for AVX2, chosen at run time where the CPU has it:
-/// eight f32 lanes per instruction instead of SSE2's four. A vector multiply or add rounds each
-/// lane exactly as the scalar operation does, and FMA is not enabled (it would round once where
-/// the textbook loop rounds twice), so both builds give the same bits; the tests check each.
+/// The kernels compiled again for AVX2 and AVX-512 (see [`crate::simd`]): two registers of `T`
+/// per row, so that four rows keep eight independent sums in flight.
 #[cfg(target_arch = "x86_64")]
 #[allow(
     unsafe_code,
@@ -306,24 +297,10 @@ fn input_gradient_block<T: Real, const R: usize, const L: usize>(
 mod wide {
     use super::{backward_portable, forward_portable, LANES};
     use crate::real::Real;
-
-    /// Sixteen f32 lanes (two AVX registers) keep eight independent sums in flight over four
-    /// rows, as the portable build does with SSE2; f64 keeps the portable width, which already
-    /// fills two AVX registers per row (sixteen lanes of f64 would run out of registers).
-    const fn lanes<T>() -> usize {
-        if size_of::<T>() == 4 {
-            16
-        } else {
-            LANES
-        }
-    }
-
-    /// Whether this CPU runs the AVX2 build (detected once, then cached by std).
-    pub(super) fn available() -> bool {
-        std::is_x86_feature_detected!("avx2")
-    }
+    use crate::simd::Isa;
 
     pub(super) fn forward<T: Real>(
+        isa: Isa,
         x: &[T],
         rows: usize,
         fan_in: usize,
@@ -333,13 +310,18 @@ mod wide {
         y: &mut [T],
         scratch: &mut Vec<T>,
     ) {
-        assert!(available(), "the AVX2 kernels need AVX2");
-        // SAFETY: the CPU has AVX2 (asserted above), the only requirement of a
-        // `#[target_feature(enable = "avx2")]` function; the body is safe code.
-        unsafe { forward_avx2(x, rows, fan_in, w, b, fan_out, y, scratch) }
+        match isa {
+            // SAFETY: the CPU has the build's feature (checked in the guard), the only
+            // requirement of a `#[target_feature]` function; the body is safe code.
+            Isa::Avx512 if isa.runs_here() => unsafe { forward_avx512(x, rows, fan_in, w, b, fan_out, y, scratch) },
+            // SAFETY: as above.
+            Isa::Avx2 if isa.runs_here() => unsafe { forward_avx2(x, rows, fan_in, w, b, fan_out, y, scratch) },
+            _ => forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch),
+        }
     }
 
     pub(super) fn backward<T: Real>(
+        isa: Isa,
         x: &[T],
         rows: usize,
         fan_in: usize,
@@ -350,9 +332,13 @@ mod wide {
         db: &mut [T],
         dx: Option<&mut [T]>,
     ) {
-        assert!(available(), "the AVX2 kernels need AVX2");
-        // SAFETY: as in `forward`.
-        unsafe { backward_avx2(x, rows, fan_in, w, fan_out, dy, dw, db, dx) }
+        match isa {
+            // SAFETY: as in `forward`.
+            Isa::Avx512 if isa.runs_here() => unsafe { backward_avx512(x, rows, fan_in, w, fan_out, dy, dw, db, dx) },
+            // SAFETY: as in `forward`.
+            Isa::Avx2 if isa.runs_here() => unsafe { backward_avx2(x, rows, fan_in, w, fan_out, dy, dw, db, dx) },
+            _ => backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx),
+        }
     }
 
     #[target_feature(enable = "avx2")]
@@ -366,7 +352,7 @@ mod wide {
         y: &mut [T],
         scratch: &mut Vec<T>,
     ) {
-        if lanes::<T>() == 16 {
+        if Isa::Avx2.two_registers_of::<T>() == 16 {
             forward_portable::<T, 16>(x, rows, fan_in, w, b, fan_out, y, scratch);
         } else {
             forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch);
@@ -385,11 +371,91 @@ mod wide {
         db: &mut [T],
         dx: Option<&mut [T]>,
     ) {
-        if lanes::<T>() == 16 {
+        if Isa::Avx2.two_registers_of::<T>() == 16 {
             backward_portable::<T, 16>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
         } else {
             backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
         }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn forward_avx512<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        b: &[T],
+        fan_out: usize,
+        y: &mut [T],
+        scratch: &mut Vec<T>,
+    ) {
+        if Isa::Avx512.two_registers_of::<T>() == 32 {
+            forward_portable::<T, 32>(x, rows, fan_in, w, b, fan_out, y, scratch);
+        } else {
+            forward_portable::<T, 16>(x, rows, fan_in, w, b, fan_out, y, scratch);
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    fn backward_avx512<T: Real>(
+        x: &[T],
+        rows: usize,
+        fan_in: usize,
+        w: &[T],
+        fan_out: usize,
+        dy: &[T],
+        dw: &mut [T],
+        db: &mut [T],
+        dx: Option<&mut [T]>,
+    ) {
+        if Isa::Avx512.two_registers_of::<T>() == 32 {
+            backward_portable::<T, 32>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+        } else {
+            backward_portable::<T, 16>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+        }
+    }
+}
+
+/// [`forward`] built for `isa` (the portable build where this CPU lacks it).
+fn forward_with<T: Real>(
+    isa: Isa,
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    b: &[T],
+    fan_out: usize,
+    y: &mut [T],
+    scratch: &mut Vec<T>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    return wide::forward(isa, x, rows, fan_in, w, b, fan_out, y, scratch);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        forward_portable::<T, LANES>(x, rows, fan_in, w, b, fan_out, y, scratch);
+    }
+}
+
+/// [`backward`] built for `isa` (the portable build where this CPU lacks it).
+fn backward_with<T: Real>(
+    isa: Isa,
+    x: &[T],
+    rows: usize,
+    fan_in: usize,
+    w: &[T],
+    fan_out: usize,
+    dy: &[T],
+    dw: &mut [T],
+    db: &mut [T],
+    dx: Option<&mut [T]>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    return wide::backward(isa, x, rows, fan_in, w, fan_out, dy, dw, db, dx);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = isa;
+        backward_portable::<T, LANES>(x, rows, fan_in, w, fan_out, dy, dw, db, dx);
     }
 }
 
@@ -445,35 +511,13 @@ mod tests {
         dx
     }
 
-    type Forward = fn(&[f32], usize, usize, &[f32], &[f32], usize, &mut [f32], &mut Vec<f32>);
-    type Backward = fn(&[f32], usize, usize, &[f32], usize, &[f32], &mut [f32], &mut [f32], Option<&mut [f32]>);
-
-    /// Each build of the kernels this machine runs: the portable one, and the AVX2 one where the
-    /// CPU has AVX2 (the CI machines do; elsewhere the test says it checked one build only).
-    fn builds_of_forward() -> Vec<(&'static str, Forward)> {
-        let mut builds: Vec<(&'static str, Forward)> = vec![("portable", forward_portable::<f32, LANES>)];
-        #[cfg(target_arch = "x86_64")]
-        if wide::available() {
-            builds.push(("avx2", wide::forward::<f32>));
+    /// Every build of the kernels this machine runs (the CI machines run all three).
+    fn builds() -> Vec<Isa> {
+        let builds = simd::available();
+        if builds.len() < 3 {
+            eprintln!("this CPU runs only {builds:?}: the other builds of the linear kernels were not checked");
         }
-        note_builds(builds.len());
         builds
-    }
-
-    fn builds_of_backward() -> Vec<(&'static str, Backward)> {
-        let mut builds: Vec<(&'static str, Backward)> = vec![("portable", backward_portable::<f32, LANES>)];
-        #[cfg(target_arch = "x86_64")]
-        if wide::available() {
-            builds.push(("avx2", wide::backward::<f32>));
-        }
-        note_builds(builds.len());
-        builds
-    }
-
-    fn note_builds(count: usize) {
-        if count == 1 {
-            eprintln!("no AVX2 on this CPU: only the portable build of the linear kernels was checked");
-        }
     }
 
     fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
@@ -502,13 +546,13 @@ mod tests {
             let w = random(&mut rng, fan_out * fan_in);
             let b = random(&mut rng, fan_out);
             let expected = textbook_forward(&x, rows, fan_in, &w, &b, fan_out);
-            for (build, kernel) in builds_of_forward() {
+            for build in builds() {
                 let mut y = vec![f32::NAN; rows * fan_out];
-                kernel(&x, rows, fan_in, &w, &b, fan_out, &mut y, &mut scratch);
+                forward_with(build, &x, rows, fan_in, &w, &b, fan_out, &mut y, &mut scratch);
                 assert_eq!(
                     y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                     expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    "{build} forward {rows}x{fan_in} -> {fan_out}"
+                    "{build:?} forward {rows}x{fan_in} -> {fan_out}"
                 );
             }
         }
@@ -527,11 +571,22 @@ mod tests {
             let (mut dw_expected, mut db_expected) = (dw0.clone(), db0.clone());
             let dx_expected = textbook_backward(&x, rows, fan_in, &w, fan_out, &dy, &mut dw_expected, &mut db_expected);
             let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            for (build, kernel) in builds_of_backward() {
+            for build in builds() {
                 let (mut dw, mut db) = (dw0.clone(), db0.clone());
                 let mut dx = vec![f32::NAN; rows * fan_in];
-                kernel(&x, rows, fan_in, &w, fan_out, &dy, &mut dw, &mut db, Some(&mut dx));
-                let shape = format!("{build} {rows}x{fan_in} -> {fan_out}");
+                backward_with(
+                    build,
+                    &x,
+                    rows,
+                    fan_in,
+                    &w,
+                    fan_out,
+                    &dy,
+                    &mut dw,
+                    &mut db,
+                    Some(&mut dx),
+                );
+                let shape = format!("{build:?} {rows}x{fan_in} -> {fan_out}");
                 assert_eq!(bits(&dw), bits(&dw_expected), "weight gradient {shape}");
                 assert_eq!(bits(&db), bits(&db_expected), "bias gradient {shape}");
                 assert_eq!(bits(&dx), bits(&dx_expected), "input gradient {shape}");
