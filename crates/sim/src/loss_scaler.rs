@@ -8,10 +8,15 @@
 //! parameters and the optimizer's state untouched); then `update` changes the scale once: times
 //! the backoff factor after an inf/NaN, times the growth factor after `growth_interval`
 //! consecutive finite steps.
+//!
+//! As in PyTorch, the scale is an f32 (each change computed in f64 and rounded to f32, growth
+//! kept only where that f32 is finite), the inverse used to unscale is `1 / scale` rounded to
+//! f32, and the inf/NaN check looks at the scaled gradients as they arrive.
 
 use thiserror::Error;
 
 use crate::real::Real;
+use crate::ConfigError;
 
 /// `GradScaler`'s constructor arguments (PyTorch's defaults in [`Default`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,7 +67,7 @@ pub enum ScaleChange {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossScaler {
     config: ScalerConfig,
-    scale: f64,
+    scale: f32,
     /// Consecutive finite steps since the scale last changed.
     growth_tracker: u32,
     /// This step's unscale result, between `unscale` and `update`.
@@ -70,17 +75,37 @@ pub struct LossScaler {
 }
 
 impl LossScaler {
-    pub fn new(config: ScalerConfig) -> Self {
-        Self {
+    /// A scaler at `config.init_scale`, after PyTorch's own checks (a growth factor above one,
+    /// a backoff factor below one) and the Lab's: a positive finite f32 scale, a backoff above
+    /// zero, and an interval of at least one step (with 0 PyTorch never grows, which no
+    /// setting should mean).
+    pub fn new(config: ScalerConfig) -> Result<Self, ConfigError> {
+        let scale = config.init_scale as f32;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(ConfigError::new(
+                "init_scale",
+                "must be a positive number within f32's range",
+            ));
+        }
+        if !(config.growth_factor > 1.0 && config.growth_factor.is_finite()) {
+            return Err(ConfigError::new("growth_factor", "must be greater than 1"));
+        }
+        if !(config.backoff_factor > 0.0 && config.backoff_factor < 1.0) {
+            return Err(ConfigError::new("backoff_factor", "must be between 0 and 1"));
+        }
+        if config.growth_interval == 0 {
+            return Err(ConfigError::new("growth_interval", "must be at least 1 step"));
+        }
+        Ok(Self {
             config,
-            scale: config.init_scale,
+            scale,
             growth_tracker: 0,
             unscaled: None,
-        }
+        })
     }
 
     /// The scale that multiplies each micro-batch's loss now.
-    pub fn scale(&self) -> f64 {
+    pub fn scale(&self) -> f32 {
         self.scale
     }
 
@@ -91,21 +116,22 @@ impl LossScaler {
 
     /// `loss` times the scale (what backpropagates from `scaler.scale(loss)`).
     pub fn scale_value<T: Real>(&self, loss: T) -> T {
-        loss * T::from_f64(self.scale)
+        loss * T::from_f64(f64::from(self.scale))
     }
 
-    /// Multiplies every gradient by the reciprocal of the scale (computed in f64 and rounded
-    /// to the engine's type once, as PyTorch rounds `1 / scale` to the gradients' f32) and
-    /// records whether any entry is inf or NaN. Once per step: a second call is an error.
+    /// Records whether any scaled gradient is inf or NaN, and multiplies every one by the
+    /// inverse of the scale (`1 / scale` in f64, rounded to f32, as `GradScaler.unscale_`
+    /// computes it). Once per step: a second call is an error and changes nothing.
     pub fn unscale<T: Real>(&mut self, gradients: &mut [T]) -> Result<Unscaled, ScalerError> {
         if self.unscaled.is_some() {
             return Err(ScalerError::AlreadyUnscaled);
         }
-        let inverse = T::from_f64(1.0 / self.scale);
+        let inverse = (1.0 / f64::from(self.scale)) as f32;
+        let inverse = T::from_f64(f64::from(inverse));
         let mut found_inf = false;
         for g in gradients.iter_mut() {
-            *g *= inverse;
             found_inf |= !g.to_f64().is_finite();
+            *g *= inverse;
         }
         let result = Unscaled { found_inf };
         self.unscaled = Some(result);
@@ -121,14 +147,14 @@ impl LossScaler {
     pub fn update(&mut self) -> Result<ScaleChange, ScalerError> {
         let unscaled = self.unscaled.take().ok_or(ScalerError::NothingUnscaled)?;
         if unscaled.found_inf {
-            self.scale *= self.config.backoff_factor;
+            self.scale = (f64::from(self.scale) * self.config.backoff_factor) as f32;
             self.growth_tracker = 0;
             return Ok(ScaleChange::BackedOff);
         }
         let successful = self.growth_tracker + 1;
-        if successful >= self.config.growth_interval {
-            // PyTorch grows only to a finite scale.
-            let grown = self.scale * self.config.growth_factor;
+        if successful == self.config.growth_interval {
+            // PyTorch grows only to a finite f32 scale.
+            let grown = (f64::from(self.scale) * self.config.growth_factor) as f32;
             if grown.is_finite() {
                 self.scale = grown;
             }
@@ -146,10 +172,13 @@ mod tests {
     use super::*;
 
     fn scaler(growth_interval: u32) -> LossScaler {
-        LossScaler::new(ScalerConfig {
+        match LossScaler::new(ScalerConfig {
             growth_interval,
             ..ScalerConfig::default()
-        })
+        }) {
+            Ok(scaler) => scaler,
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// One optimizer step with these unscaled-gradient outcomes: unscale, step decision, update.
@@ -207,13 +236,87 @@ mod tests {
     }
 
     #[test]
-    fn the_scale_never_grows_to_infinity() {
-        let mut s = LossScaler::new(ScalerConfig {
-            init_scale: f64::MAX,
+    fn the_scale_never_grows_beyond_f32() {
+        let mut s = match LossScaler::new(ScalerConfig {
+            init_scale: f64::from(f32::MAX),
             growth_interval: 1,
             ..ScalerConfig::default()
-        });
+        }) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
         assert_eq!(step(&mut s, &mut [0.0]), (true, ScaleChange::Grew));
-        assert_eq!(s.scale(), f64::MAX);
+        assert_eq!(s.scale(), f32::MAX, "the grown scale would be infinite in f32: kept");
+    }
+
+    #[test]
+    fn an_inf_is_seen_as_it_arrives_not_after_unscaling() {
+        // With a scale below 1, a finite scaled gradient may overflow once unscaled; PyTorch
+        // checks the incoming value, so the step is not skipped for it.
+        let mut s = match LossScaler::new(ScalerConfig {
+            init_scale: 0.5,
+            ..ScalerConfig::default()
+        }) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        let mut g = [f32::MAX];
+        assert_eq!(s.unscale(&mut g), Ok(Unscaled { found_inf: false }));
+        assert_eq!(g, [f32::INFINITY]);
+    }
+
+    #[test]
+    fn settings_out_of_range_are_refused_with_their_field() {
+        let refused = |config: ScalerConfig| LossScaler::new(config).err().map(|e| e.field);
+        let base = ScalerConfig::default();
+        assert_eq!(
+            refused(ScalerConfig {
+                init_scale: 1e39,
+                ..base
+            })
+            .as_deref(),
+            Some("init_scale")
+        );
+        assert_eq!(
+            refused(ScalerConfig {
+                init_scale: -1.0,
+                ..base
+            })
+            .as_deref(),
+            Some("init_scale")
+        );
+        assert_eq!(
+            refused(ScalerConfig {
+                growth_factor: 1.0,
+                ..base
+            })
+            .as_deref(),
+            Some("growth_factor")
+        );
+        assert_eq!(
+            refused(ScalerConfig {
+                backoff_factor: 1.0,
+                ..base
+            })
+            .as_deref(),
+            Some("backoff_factor")
+        );
+        assert_eq!(
+            refused(ScalerConfig {
+                backoff_factor: 0.0,
+                ..base
+            })
+            .as_deref(),
+            Some("backoff_factor")
+        );
+        assert_eq!(
+            refused(ScalerConfig {
+                growth_interval: 0,
+                ..base
+            })
+            .as_deref(),
+            Some("growth_interval")
+        );
+        assert_eq!(refused(base), None);
     }
 }

@@ -465,8 +465,8 @@ mod tests {
     use crate::rng::SeededRng as Rng;
 
     /// The textbook loops that the blocked kernels must equal bit for bit.
-    fn textbook_forward(x: &[f32], rows: usize, fan_in: usize, w: &[f32], b: &[f32], fan_out: usize) -> Vec<f32> {
-        let mut y = vec![0.0; rows * fan_out];
+    fn textbook_forward<T: Real>(x: &[T], rows: usize, fan_in: usize, w: &[T], b: &[T], fan_out: usize) -> Vec<T> {
+        let mut y = vec![T::ZERO; rows * fan_out];
         for i in 0..rows {
             for o in 0..fan_out {
                 let mut acc = b[o];
@@ -479,16 +479,16 @@ mod tests {
         y
     }
 
-    fn textbook_backward(
-        x: &[f32],
+    fn textbook_backward<T: Real>(
+        x: &[T],
         rows: usize,
         fan_in: usize,
-        w: &[f32],
+        w: &[T],
         fan_out: usize,
-        dy: &[f32],
-        dw: &mut [f32],
-        db: &mut [f32],
-    ) -> Vec<f32> {
+        dy: &[T],
+        dw: &mut [T],
+        db: &mut [T],
+    ) -> Vec<T> {
         for i in 0..rows {
             for o in 0..fan_out {
                 let g = dy[i * fan_out + o];
@@ -498,10 +498,10 @@ mod tests {
                 }
             }
         }
-        let mut dx = vec![0.0; rows * fan_in];
+        let mut dx = vec![T::ZERO; rows * fan_in];
         for i in 0..rows {
             for k in 0..fan_in {
-                let mut acc = 0.0;
+                let mut acc = T::ZERO;
                 for o in 0..fan_out {
                     acc += dy[i * fan_out + o] * w[o * fan_in + k];
                 }
@@ -520,12 +520,20 @@ mod tests {
         builds
     }
 
-    fn random(rng: &mut Rng, n: usize) -> Vec<f32> {
-        (0..n).map(|_| rng.normal() as f32).collect()
+    fn random<T: Real>(rng: &mut Rng, n: usize) -> Vec<T> {
+        (0..n).map(|_| T::from_f64(rng.normal())).collect()
     }
 
-    /// Every shape class: multiples of the blocks, tails in every dimension, and degenerate sizes.
-    const SHAPES: [(usize, usize, usize); 9] = [
+    fn bits<T: Real>(values: &[T]) -> Vec<u64> {
+        values.iter().map(|v| v.to_f64().to_bits()).collect()
+    }
+
+    /// Every shape class: multiples of the blocks, tails in every dimension (beyond one block of
+    /// the widest build, too), and degenerate sizes.
+    const SHAPES: [(usize, usize, usize); 12] = [
+        (7, 45, 37),
+        (66, 33, 70),
+        (3, 100, 65),
         (256, 2, 64),
         (200, 64, 64),
         (64, 64, 64),
@@ -537,43 +545,41 @@ mod tests {
         (0, 4, 4),
     ];
 
-    #[test]
-    fn blocked_forward_is_bit_identical_to_the_textbook_loop() {
-        let mut rng = Rng::new(7);
+    fn check_forward<T: Real>(seed: u64) {
+        let mut rng = Rng::new(seed);
         let mut scratch = Vec::new();
         for (rows, fan_in, fan_out) in SHAPES {
-            let x = random(&mut rng, rows * fan_in);
-            let w = random(&mut rng, fan_out * fan_in);
-            let b = random(&mut rng, fan_out);
+            let x = random::<T>(&mut rng, rows * fan_in);
+            let w = random::<T>(&mut rng, fan_out * fan_in);
+            let b = random::<T>(&mut rng, fan_out);
             let expected = textbook_forward(&x, rows, fan_in, &w, &b, fan_out);
             for build in builds() {
-                let mut y = vec![f32::NAN; rows * fan_out];
+                let mut y = vec![T::from_f64(f64::NAN); rows * fan_out];
                 forward_with(build, &x, rows, fan_in, &w, &b, fan_out, &mut y, &mut scratch);
                 assert_eq!(
-                    y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                    "{build:?} forward {rows}x{fan_in} -> {fan_out}"
+                    bits(&y),
+                    bits(&expected),
+                    "{} {build:?} forward {rows}x{fan_in} -> {fan_out}",
+                    T::NAME
                 );
             }
         }
     }
 
-    #[test]
-    fn blocked_backward_is_bit_identical_to_the_textbook_loop() {
-        let mut rng = Rng::new(8);
+    fn check_backward<T: Real>(seed: u64) {
+        let mut rng = Rng::new(seed);
         for (rows, fan_in, fan_out) in SHAPES {
-            let x = random(&mut rng, rows * fan_in);
-            let w = random(&mut rng, fan_out * fan_in);
-            let dy = random(&mut rng, rows * fan_out);
+            let x = random::<T>(&mut rng, rows * fan_in);
+            let w = random::<T>(&mut rng, fan_out * fan_in);
+            let dy = random::<T>(&mut rng, rows * fan_out);
             // Gradients already holding a sum, as when accumulating the second micro-batch.
-            let dw0 = random(&mut rng, fan_out * fan_in);
-            let db0 = random(&mut rng, fan_out);
+            let dw0 = random::<T>(&mut rng, fan_out * fan_in);
+            let db0 = random::<T>(&mut rng, fan_out);
             let (mut dw_expected, mut db_expected) = (dw0.clone(), db0.clone());
             let dx_expected = textbook_backward(&x, rows, fan_in, &w, fan_out, &dy, &mut dw_expected, &mut db_expected);
-            let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             for build in builds() {
                 let (mut dw, mut db) = (dw0.clone(), db0.clone());
-                let mut dx = vec![f32::NAN; rows * fan_in];
+                let mut dx = vec![T::from_f64(f64::NAN); rows * fan_in];
                 backward_with(
                     build,
                     &x,
@@ -586,11 +592,23 @@ mod tests {
                     &mut db,
                     Some(&mut dx),
                 );
-                let shape = format!("{build:?} {rows}x{fan_in} -> {fan_out}");
+                let shape = format!("{} {build:?} {rows}x{fan_in} -> {fan_out}", T::NAME);
                 assert_eq!(bits(&dw), bits(&dw_expected), "weight gradient {shape}");
                 assert_eq!(bits(&db), bits(&db_expected), "bias gradient {shape}");
                 assert_eq!(bits(&dx), bits(&dx_expected), "input gradient {shape}");
             }
         }
+    }
+
+    #[test]
+    fn blocked_forward_is_bit_identical_to_the_textbook_loop() {
+        check_forward::<f32>(7);
+        check_forward::<f64>(17);
+    }
+
+    #[test]
+    fn blocked_backward_is_bit_identical_to_the_textbook_loop() {
+        check_backward::<f32>(8);
+        check_backward::<f64>(18);
     }
 }
