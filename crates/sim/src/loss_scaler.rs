@@ -50,7 +50,7 @@ pub enum ScalerError {
 /// What unscaling found, and so what the step does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unscaled {
-    /// Some gradient entry was inf or NaN after unscaling: the optimizer step is skipped.
+    /// Some scaled gradient entry was inf or NaN: the optimizer step is skipped.
     pub found_inf: bool,
 }
 
