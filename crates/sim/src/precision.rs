@@ -88,11 +88,11 @@ impl Precision {
         // edge test below), so an f64 is first narrowed to f32 rounding to odd, which keeps
         // enough of what was lost for `half`'s f32 conversion to equal one rounding of the f64
         // (f32 has 13 bits more than fp16, 16 more than bf16); an f32 passes through unchanged.
-        let narrowed = f32_rounded_to_odd(x.to_f64());
+        let narrowed = || f32_rounded_to_odd(x.to_f64());
         match self {
             Precision::F32 => x,
-            Precision::Bf16 => T::from_f64(half::bf16::from_f32(narrowed).to_f64()),
-            Precision::Fp16 => T::from_f64(half::f16::from_f32(narrowed).to_f64()),
+            Precision::Bf16 => T::from_f64(half::bf16::from_f32(narrowed()).to_f64()),
+            Precision::Fp16 => T::from_f64(half::f16::from_f32(narrowed()).to_f64()),
         }
     }
 

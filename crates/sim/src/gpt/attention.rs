@@ -106,6 +106,29 @@ fn scores_block<T: Real, const R: usize, const L: usize>(
     }
 }
 
+/// [`scores_block`] for every query `0..len`, in blocks of [`ROWS`] and then one at a time;
+/// `t` is a head transposed by [`transpose_head`].
+#[inline(always)]
+fn scores<T: Real, const L: usize>(
+    a: &[T],
+    a_rows: Rows,
+    t: &[T],
+    hs: usize,
+    len: usize,
+    out: &mut [T],
+    out_rows: Rows,
+) {
+    let stride = padded(len);
+    let mut i0 = 0;
+    while i0 + ROWS <= len {
+        scores_block::<T, ROWS, L>(a, a_rows, t, stride, hs, i0, out, out_rows);
+        i0 += ROWS;
+    }
+    for i in i0..len {
+        scores_block::<T, 1, L>(a, a_rows, t, stride, hs, i, out, out_rows);
+    }
+}
+
 /// `acc[r] += weight(r) · row` for the block's rows `rs`.
 #[inline(always)]
 fn add_row<T: Real, const R: usize, const L: usize>(
@@ -400,14 +423,7 @@ fn forward_blocked<T: Real, const L: usize>(
             offset: q0,
             stride: 3 * d,
         };
-        let mut i0 = 0;
-        while i0 + ROWS <= len {
-            scores_block::<T, ROWS, L>(qkv, queries, kt, padded(len), hs, i0, probs, head_probs);
-            i0 += ROWS;
-        }
-        for i in i0..len {
-            scores_block::<T, 1, L>(qkv, queries, kt, padded(len), hs, i, probs, head_probs);
-        }
+        scores::<T, L>(qkv, queries, kt, hs, len, probs, head_probs);
         for i in 0..len {
             let p = &mut probs[head_probs.at(i)..][..i + 1];
             let mut max = p[0] * scale;
@@ -483,14 +499,7 @@ fn backward_blocked<T: Real, const L: usize>(
         };
         let output_grads = Rows { offset: c, stride: d };
         // dp, into ds's rows, then ds in place.
-        let mut i0 = 0;
-        while i0 + ROWS <= len {
-            scores_block::<T, ROWS, L>(dy, output_grads, vt, padded(len), hs, i0, ds, ds_rows);
-            i0 += ROWS;
-        }
-        for i in i0..len {
-            scores_block::<T, 1, L>(dy, output_grads, vt, padded(len), hs, i, ds, ds_rows);
-        }
+        scores::<T, L>(dy, output_grads, vt, hs, len, ds, ds_rows);
         for i in 0..len {
             let p = &probs[head_probs.at(i)..][..i + 1];
             let row = &mut ds[i * len..][..i + 1];
